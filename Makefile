@@ -1,0 +1,45 @@
+# Two commands do all the set-up on a machine with Python 3.11+ and make:
+#   make run    install, migrate, seed the demo data and serve on http://127.0.0.1:8000
+#   make test   install with the dev tools, lint, and run the whole suite
+#               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: run test lint serve bench clean
+
+$(VENV)/.python-ok:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
+		{ echo "Python 3.11 or newer is needed (PYTHON=$(PYTHON))." >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.python-ok
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.python-ok
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+run: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createcachetable
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py seed_demo
+	@echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
+	$(BIN)/gunicorn -c gunicorn.conf.py
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,125 @@
+"""Admin tenancy: a staff user who is not a superuser sees and edits only the records of the
+organizations where they are an owner or admin, and is offered only those in every choice."""
+
+from django.contrib import admin
+
+from lms.ids import parse_uuid
+from lms.tenancy import OrgScopedModel
+
+
+def admin_org_ids(request) -> list | None:
+    """Ids of the organizations a staff user may administer; None means all (superuser)."""
+    user = request.user
+    if user.is_superuser:
+        return None
+    cached = getattr(request, "_lms_admin_org_ids", None)
+    if cached is None:
+        from organizations.models import Membership
+
+        cached = list(
+            Membership.objects.filter(
+                user=user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
+            ).values_list("org_id", flat=True)
+        )
+        request._lms_admin_org_ids = cached
+    return cached
+
+
+class OrgScopedAdminMixin:
+    """Limits a ModelAdmin (or inline) to the staff user's organizations.
+
+    Rows, organization choices and every foreign key to a tenant-owned model are filtered,
+    so a staff user can neither see nor pick another organization's records.
+    """
+
+    org_field = "org"
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        org_ids = admin_org_ids(request)
+        if org_ids is None:
+            return qs
+        return qs.filter(**{f"{self.org_field}__in": org_ids})
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        org_ids = admin_org_ids(request)
+        if org_ids is not None:
+            from organizations.models import Organization
+
+            related = db_field.related_model
+            if related is Organization:
+                kwargs["queryset"] = Organization.objects.filter(id__in=org_ids)
+            elif issubclass(related, OrgScopedModel):
+                kwargs["queryset"] = related.objects.filter(org_id__in=org_ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        org_ids = admin_org_ids(request)
+        related = db_field.related_model
+        if org_ids is not None and issubclass(related, OrgScopedModel):
+            kwargs["queryset"] = related.objects.filter(org_id__in=org_ids)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_staff
+
+    def _may_manage(self, request, obj=None) -> bool:
+        if not (request.user.is_active and request.user.is_staff):
+            return False
+        org_ids = admin_org_ids(request)
+        if org_ids is None:
+            return True
+        if not org_ids:
+            return False
+        if obj is None:
+            return True
+        return getattr(obj, f"{self.org_field}_id", None) in org_ids
+
+    def has_view_permission(self, request, obj=None):
+        return self._may_manage(request, obj)
+
+    def has_add_permission(self, request, *args):
+        return self._may_manage(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._may_manage(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._may_manage(request, obj)
+
+
+class OrganizationListFilter(admin.SimpleListFilter):
+    """An organization filter that offers only the organizations the user may see."""
+
+    title = "organization"
+    parameter_name = "org"
+
+    def __init__(self, request, params, model, model_admin):
+        self.org_field = getattr(model_admin, "org_field", "org")
+        super().__init__(request, params, model, model_admin)
+
+    def lookups(self, request, model_admin):
+        from organizations.models import Organization
+
+        org_ids = admin_org_ids(request)
+        orgs = Organization.objects.all()
+        if org_ids is not None:
+            orgs = orgs.filter(id__in=org_ids)
+        return [(str(org.id), org.name) for org in orgs.order_by("name")]
+
+    def queryset(self, request, queryset):
+        value = parse_uuid(self.value())
+        if value is None:
+            return queryset
+        return queryset.filter(**{f"{self.org_field}_id": value})
+
+
+class OrgScopedAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
+    """ModelAdmin of a tenant-owned model. Write ``"org"`` in list_filter as usual: it is
+    replaced by a filter that lists only the user's organizations."""
+
+    def get_list_filter(self, request):
+        return [
+            OrganizationListFilter if f == self.org_field else f
+            for f in super().get_list_filter(request)
+        ]

@@ -1,0 +1,239 @@
+"""The exception hierarchy and the one place errors are shaped into the contract's body.
+
+In app code, just raise: ``raise NotFound("No download with that id.")``. Whatever is raised,
+by us, DRF or Django, leaves the service as ``{error, message, requestId[, details]}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+
+from lms.request_id import current_request_id
+
+logger = logging.getLogger("lms.errors")
+
+
+class ApiError(Exception):
+    status = 400
+    code = "bad_request"
+    default_message = "The request could not be processed."
+
+    def __init__(self, message: str | None = None, *, details: dict | None = None):
+        self.message = message or self.default_message
+        self.details = details
+        super().__init__(self.message)
+
+
+class ValidationFailed(ApiError):
+    status, code = 400, "validation_error"
+    default_message = "The request is not valid."
+
+
+class MalformedRequest(ApiError):
+    status, code = 400, "malformed_request"
+    default_message = "The request body must be a JSON object."
+
+
+class Unauthenticated(ApiError):
+    status, code = 401, "unauthenticated"
+    default_message = "A valid bearer token is required."
+
+
+class PermissionDenied(ApiError):
+    status, code = 403, "permission_denied"
+    default_message = "Your role may not do this."
+
+
+class NotEnrolled(ApiError):
+    status, code = 403, "not_enrolled"
+    default_message = "You are not enrolled in this course."
+
+
+class NotFound(ApiError):
+    status, code = 404, "not_found"
+    default_message = "Not found."
+
+
+class MethodNotAllowed(ApiError):
+    status, code = 405, "method_not_allowed"
+    default_message = "This method is not allowed here."
+
+
+class Conflict(ApiError):
+    status, code = 409, "conflict"
+    default_message = "The request conflicts with the current state."
+
+
+class Gone(ApiError):
+    status, code = 410, "gone"
+    default_message = "This is no longer available."
+
+
+class PayloadTooLarge(ApiError):
+    status, code = 413, "payload_too_large"
+    default_message = "The request body is larger than 1 MiB."
+
+
+class UnsupportedMediaType(ApiError):
+    status, code = 415, "unsupported_media_type"
+    default_message = "The request body must be application/json."
+
+
+class Throttled(ApiError):
+    status, code = 429, "throttled"
+    default_message = "Too many requests; retry later."
+
+
+class InternalError(ApiError):
+    status, code = 500, "internal_error"
+    default_message = "An unexpected error occurred; it has been logged."
+
+
+class ServiceUnavailable(ApiError):
+    status, code = 503, "service_unavailable"
+    default_message = "The service is temporarily unavailable; retry later."
+
+
+def error_body(
+    code: str, message: str, details: dict | None = None, request_id: str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "error": code,
+        "message": message,
+        "requestId": request_id or current_request_id() or "",
+    }
+    if details is not None and code == "validation_error":
+        body["details"] = details
+    return body
+
+
+def error_response(error: ApiError, **headers: str) -> JsonResponse:
+    response = JsonResponse(
+        error_body(error.code, error.message, error.details), status=error.status
+    )
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    return response
+
+
+def flatten_details(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested error detail as {wire path: [messages]}; list items become ``field.N``."""
+    out: dict[str, list[str]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            out.update(flatten_details(value, f"{prefix}.{key}" if prefix else str(key)))
+    elif isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            if detail:
+                out[prefix or "nonFieldErrors"] = [str(item) for item in detail]
+        else:
+            for index, item in enumerate(detail):
+                if item:
+                    out.update(flatten_details(item, f"{prefix}.{index}" if prefix else str(index)))
+    else:
+        out[prefix or "nonFieldErrors"] = [str(detail)]
+    return out
+
+
+def validation_message(details: dict[str, list[str]]) -> str:
+    if not details:
+        return ValidationFailed.default_message
+    field, messages = next(iter(details.items()))
+    if field == "nonFieldErrors":
+        return messages[0]
+    return f"Invalid {field}: {messages[0]}"
+
+
+def validation_error(details: dict[str, list[str]], message: str | None = None) -> ValidationFailed:
+    """The one way to build a 400 ``validation_error`` by hand, details keyed by wire name."""
+    return ValidationFailed(message or validation_message(details), details=details)
+
+
+def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
+    """Map any exception to (ApiError, extra headers). Unknown exceptions become 500."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, ApiError):
+        error = exc
+        if isinstance(exc, Unauthenticated):
+            headers["WWW-Authenticate"] = "Bearer"
+    elif isinstance(exc, drf.ValidationError):
+        details = flatten_details(exc.detail)
+        error = validation_error(details)
+    elif isinstance(exc, drf.ParseError):
+        error = MalformedRequest(_detail_text(exc) or MalformedRequest.default_message)
+    elif isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+        error = Unauthenticated(_detail_text(exc))
+        headers["WWW-Authenticate"] = "Bearer"
+    elif isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
+        error = PermissionDenied()
+    elif isinstance(exc, drf.NotFound | Http404):
+        error = NotFound()
+    elif isinstance(exc, drf.MethodNotAllowed):
+        error = MethodNotAllowed(_detail_text(exc))
+    elif isinstance(exc, drf.UnsupportedMediaType):
+        error = UnsupportedMediaType()
+    elif isinstance(exc, drf.Throttled):
+        wait = max(1, int(exc.wait or 1))
+        error = Throttled(f"Too many requests; retry in {wait} seconds.")
+        headers["Retry-After"] = str(wait)
+    elif isinstance(exc, RequestDataTooBig):
+        error = PayloadTooLarge()
+    elif isinstance(exc, OperationalError | InterfaceError):
+        logger.error("database unavailable", exc_info=exc)
+        error = ServiceUnavailable()
+    elif isinstance(exc, drf.APIException):
+        error = ApiError(_detail_text(exc))
+        error.status, error.code = exc.status_code, str(exc.default_code)
+    else:
+        if isinstance(exc, DatabaseError):
+            logger.error("database error", exc_info=exc)
+        else:
+            logger.error("unhandled exception", exc_info=exc)
+        error = InternalError()
+    return error, headers
+
+
+def _detail_text(exc: drf.APIException) -> str:
+    detail = exc.detail
+    if isinstance(detail, list | dict):
+        flat = flatten_details(detail)
+        return validation_message(flat)
+    return str(detail)
+
+
+def api_exception_handler(exc: Exception, context: dict):
+    """DRF's EXCEPTION_HANDLER: every exception a view raises gets the contract's body."""
+    from rest_framework.response import Response
+    from rest_framework.views import set_rollback
+
+    set_rollback()
+    error, headers = to_api_error(exc)
+    return Response(
+        error_body(error.code, error.message, error.details), status=error.status, headers=headers
+    )
+
+
+# --- Django's own error views (what never reaches DRF) ------------------------------------
+
+
+def not_found_view(request, exception=None):
+    return error_response(NotFound("No such route."))
+
+
+def server_error_view(request):
+    return error_response(InternalError())
+
+
+def bad_request_view(request, exception=None):
+    return error_response(MalformedRequest("The request could not be understood."))
+
+
+def permission_denied_view(request, exception=None):
+    return error_response(PermissionDenied())

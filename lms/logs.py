@@ -1,0 +1,56 @@
+"""One JSON object a line, each carrying the request id of the request that wrote it."""
+
+import json
+import logging
+from datetime import UTC, datetime
+
+from lms.request_id import current_request_id
+
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "request_id",
+}
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(record, "request_id", None):
+            record.request_id = current_request_id()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat().replace("+00:00", "Z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "requestId": getattr(record, "request_id", None),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and key not in entry:
+                entry[key] = value
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def _install_record_factory() -> None:
+    """Stamp every log record with the request id when it is created, whatever handler
+    (console, test capture, a library's own) formats it later."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "_lms_request_id", False):
+        return
+
+    def factory(*args, **kwargs):
+        record = previous(*args, **kwargs)
+        record.request_id = current_request_id()
+        return record
+
+    factory._lms_request_id = True
+    logging.setLogRecordFactory(factory)
+
+
+_install_record_factory()

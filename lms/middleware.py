@@ -1,0 +1,110 @@
+"""Request ids, one JSON access line per request, and JSON for every error Django answers."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from lms import errors
+from lms.request_id import bind, choose_request_id, unbind
+
+access_logger = logging.getLogger("lms.access")
+
+_BY_STATUS: dict[int, type[errors.ApiError]] = {
+    400: errors.MalformedRequest,
+    401: errors.Unauthenticated,
+    403: errors.PermissionDenied,
+    404: errors.NotFound,
+    405: errors.MethodNotAllowed,
+    413: errors.PayloadTooLarge,
+    415: errors.UnsupportedMediaType,
+    429: errors.Throttled,
+    500: errors.InternalError,
+    503: errors.ServiceUnavailable,
+}
+# Pages for people, not API clients: the admin keeps Django's HTML.
+_HTML_PREFIXES = ("/admin/",)
+
+
+class RequestIdMiddleware:
+    """Outermost: picks the request id, binds it for logs, echoes it as X-Request-ID."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request_id = choose_request_id(request.META.get("HTTP_X_REQUEST_ID"))
+        request.request_id = request_id
+        token = bind(request_id)
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+            response["X-Request-ID"] = request_id
+            access_logger.info(
+                "%s %s %s",
+                request.method,
+                request.path,
+                response.status_code,
+                extra={
+                    "method": request.method,
+                    "path": request.path,
+                    "status": response.status_code,
+                    "durationMs": round((time.perf_counter() - started) * 1000, 2),
+                },
+            )
+            return response
+        finally:
+            unbind(token)
+
+
+class JsonErrorMiddleware:
+    """Every error answered outside the admin is the contract's JSON body.
+
+    Rejects an over-size body before anything reads it, turns exceptions of non-DRF views
+    into the body (503 when the database is unreachable), and rewrites any non-JSON error
+    response that Django produced itself (unknown URL, DEBUG pages, CSRF, bad host).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _is_api(request):
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                return errors.error_response(errors.MalformedRequest("Invalid Content-Length."))
+            if length > settings.MAX_REQUEST_BODY_BYTES:
+                return errors.error_response(errors.PayloadTooLarge())
+        response = self.get_response(request)
+        if (
+            response.status_code >= 400
+            and _is_api(request)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            error_class = _BY_STATUS.get(response.status_code)
+            if error_class is None:
+                error = errors.ApiError(f"The request failed with status {response.status_code}.")
+                error.status = response.status_code
+                error.code = "http_error"
+            else:
+                error = error_class()
+            rewritten = errors.error_response(error)
+            for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+                if header in response:
+                    rewritten[header] = response[header]
+            return rewritten
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception):
+        if not _is_api(request):
+            return None
+        error, headers = errors.to_api_error(exception)
+        return errors.error_response(error, **{k.replace("-", "_"): v for k, v in headers.items()})
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return not request.path.startswith(_HTML_PREFIXES)

@@ -1,0 +1,244 @@
+"""One settings module; every knob comes from the environment (see README)."""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("LMS_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if value.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), not {value!r}.")
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("LMS_DEBUG", False)
+SECRET_KEY = os.environ.get("LMS_SECRET_KEY", "")
+if not SECRET_KEY:
+    if env_bool("LMS_HTTPS", False):
+        raise ImproperlyConfigured("LMS_SECRET_KEY must be set in production (LMS_HTTPS=true).")
+    # A development key: fine for a laptop, refused by `check --deploy`.
+    SECRET_KEY = "django-insecure-development-key-set-LMS_SECRET_KEY-in-production"
+
+ALLOWED_HOSTS = env_list("LMS_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list("LMS_CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "organizations",
+    "downloads",
+    "learn",
+    "bundles",
+    "automations",
+]
+
+MIDDLEWARE = [
+    "lms.middleware.RequestIdMiddleware",
+    "lms.middleware.JsonErrorMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "lms.urls"
+WSGI_APPLICATION = "lms.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------------
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+_db = dj_database_url.parse(DATABASE_URL)
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default must survive concurrent writers too: WAL, a busy timeout and
+    # BEGIN IMMEDIATE so that a writer waits for the lock instead of failing mid-transaction.
+    _db["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    _db["TEST"] = {"NAME": os.environ.get("LMS_SQLITE_TEST_NAME") or None}
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    if env_bool("LMS_DB_POOL", True):
+        _db["CONN_MAX_AGE"] = 0
+        _db["OPTIONS"] = {
+            "pool": {
+                "min_size": int(os.environ.get("LMS_DB_POOL_MIN", "2")),
+                "max_size": int(os.environ.get("LMS_DB_POOL_MAX", "8")),
+                "timeout": float(os.environ.get("LMS_DB_POOL_TIMEOUT", "10")),
+            },
+            "connect_timeout": 5,
+        }
+    else:
+        _db["CONN_MAX_AGE"] = int(os.environ.get("LMS_CONN_MAX_AGE", "60"))
+        _db["CONN_HEALTH_CHECKS"] = True
+        _db["OPTIONS"] = {"connect_timeout": 5}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+IS_POSTGRES = _db["ENGINE"] == "django.db.backends.postgresql"
+
+# --- Caches -----------------------------------------------------------------------------
+# "shared" holds state every server process must see (the invite-lookup throttle):
+# Redis when REDIS_URL is set, else a table in the database that all workers share.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    _shared_cache = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+    }
+else:
+    _shared_cache = {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "lms_shared_cache",
+    }
+CACHES = {
+    "default": dict(_shared_cache)
+    if REDIS_URL
+    else {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    },
+    "shared": _shared_cache,
+}
+
+AUTH_USER_MODEL = "organizations.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.environ.get("LMS_STATIC_ROOT", VAR_DIR / "static"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+MEDIA_ROOT = VAR_DIR / "media"
+
+# --- Request limits ---------------------------------------------------------------------
+MAX_REQUEST_BODY_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+
+# --- Security ----------------------------------------------------------------------------
+# LMS_HTTPS=true is the production switch (behind a TLS-terminating proxy): HTTPS redirect,
+# secure cookies and HSTS. With it and LMS_SECRET_KEY set, `manage.py check --deploy` is clean.
+HTTPS = env_bool("LMS_HTTPS", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = int(os.environ.get("LMS_HSTS_SECONDS", "31536000")) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- API --------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["organizations.authentication.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["organizations.permissions.IsMember"],
+    "DEFAULT_PARSER_CLASSES": ["lms.parsers.JsonObjectParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lms.negotiation.JsonFallbackNegotiation",
+    "DEFAULT_SCHEMA_CLASS": "lms.schema.ApiAutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "lms.errors.api_exception_handler",
+    "NON_FIELD_ERRORS_KEY": "nonFieldErrors",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_RATES": {
+        "invite_lookup": os.environ.get("LMS_INVITE_LOOKUP_RATE", "60/min"),
+    },
+    "NUM_PROXIES": int(os.environ["LMS_NUM_PROXIES"])
+    if os.environ.get("LMS_NUM_PROXIES")
+    else None,
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Learning Management Service API",
+    "DESCRIPTION": "Downloads and their assets, learner progress and course activities, "
+    "bundles, organization invites and automations. See docs/api.md.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_SETTINGS": {"persistAuthorization": True},
+}
+
+# --- Logging: one JSON object a line, each with the request id ----------------------------
+LOG_LEVEL = os.environ.get("LMS_LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "lms.logs.RequestIdFilter"}},
+    "formatters": {"json": {"()": "lms.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # Our middleware writes one access line per request; Django's own duplicates it.
+        "django.request": {"level": "CRITICAL", "propagate": True},
+        "django.server": {"level": "WARNING", "propagate": True},
+        "django.db.backends": {"level": "INFO", "propagate": True},
+    },
+}

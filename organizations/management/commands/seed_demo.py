@@ -1,0 +1,105 @@
+import importlib
+import json
+import secrets
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from lms.demo import DEMO_PARTS, DemoOrg
+from organizations.models import ApiToken, Membership, Organization, User
+from organizations.services import add_member, create_api_token, revoke_tokens
+
+DEMO_TOKEN_NAME = "demo"
+ADMIN_EMAIL = "admin@lms.example"
+ORGS = [
+    ("org", "Demo Academy", "demo-academy.example"),
+    ("otherOrg", "Northwind Institute", "northwind.example"),
+]
+# (key in the manifest, role of the membership, first name, last name)
+PEOPLE = [
+    ("owner", "owner", "Olivia", "Owner"),
+    ("admin", "admin", "Adam", "Admin"),
+    ("instructor", "instructor", "Ines", "Instructor"),
+    ("learner", "learner", "Leo", "Learner"),
+    ("outsider", "learner", "Oscar", "Outsider"),
+]
+
+
+class Command(BaseCommand):
+    help = (
+        "Create (or refresh) the demo data set: two organizations with members, fresh API "
+        "tokens and every area's demo records. Idempotent; prints the tokens."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--json", action="store_true", help="Print only the JSON manifest on stdout."
+        )
+
+    def handle(self, *args, **options):
+        as_json = options["json"]
+        log = self.stderr if as_json else self.stdout
+        admin_password = secrets.token_urlsafe(12)
+        with transaction.atomic():
+            manifest = {}
+            for key, name, domain in ORGS:
+                demo = self.seed_org(key, name, domain)
+                for module_name in DEMO_PARTS:
+                    log.write(f"  seeding {module_name.split('.')[0]} for {name}")
+                    importlib.import_module(module_name).seed(demo)
+                manifest[key] = demo.manifest
+            admin, _ = User.objects.get_or_create(email=ADMIN_EMAIL)
+            admin.is_staff = admin.is_superuser = True
+            admin.set_password(admin_password)
+            admin.save()
+
+        if as_json:
+            self.stdout.write(json.dumps(manifest, indent=2))
+            log.write(f"Admin sign-in: {ADMIN_EMAIL} / {admin_password}")
+            return
+        self.print_summary(manifest, admin_password)
+
+    def seed_org(self, key: str, name: str, domain: str) -> DemoOrg:
+        org = Organization.objects.filter(name=name).order_by("created_at").first()
+        if org is None:
+            org = Organization.objects.create(name=name)
+        members: dict[str, Membership] = {}
+        tokens: dict[str, str] = {}
+        for person, role, first, last in PEOPLE:
+            membership = add_member(
+                org=org,
+                email=f"{person}@{domain}",
+                role=role,
+                first_name=first,
+                last_name=last,
+            )
+            revoke_tokens(ApiToken.objects.filter(membership=membership, name=DEMO_TOKEN_NAME))
+            _, raw = create_api_token(membership=membership, name=DEMO_TOKEN_NAME)
+            members[person] = membership
+            tokens[person] = raw
+        return DemoOrg(
+            org=org,
+            key=key,
+            members=members,
+            manifest={"id": str(org.id), "name": org.name, "tokens": tokens},
+        )
+
+    def print_summary(self, manifest: dict, admin_password: str) -> None:
+        out = self.stdout
+        out.write(self.style.SUCCESS("Demo data is ready."))
+        for data in manifest.values():
+            out.write(f"\n{data['name']} (organization {data['id']})")
+            for role, token in data["tokens"].items():
+                out.write(f"  {role:<11} {token}")
+        learner = manifest["org"]["tokens"]["learner"]
+        out.write("\nTry it:")
+        out.write(
+            f'  curl -H "Authorization: Bearer {learner}" "http://127.0.0.1:8000/api/bundles?search=python"'
+        )
+        out.write("\nAPI docs: http://127.0.0.1:8000/api/docs/ (Authorize with a token above)")
+        out.write(
+            f"Admin: http://127.0.0.1:8000/admin/  sign in as {ADMIN_EMAIL} / {admin_password}"
+        )
+        out.write(
+            "(tokens and the admin password are new on every run; older demo tokens are revoked)"
+        )

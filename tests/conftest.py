@@ -1,0 +1,75 @@
+import pytest
+from django.db import connection
+
+from organizations.models import Membership
+from tests.factories import OrganizationFactory
+from tests.helpers import ApiClient, Member, make_member
+
+Role = Membership.Role
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``postgres`` are skipped, with the reason, when running on SQLite."""
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL to run it)")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def api() -> ApiClient:
+    return ApiClient()
+
+
+@pytest.fixture
+def org(db):
+    return OrganizationFactory(name="Acme Learning")
+
+
+@pytest.fixture
+def other_org(db):
+    return OrganizationFactory(name="Rival Academy")
+
+
+@pytest.fixture
+def owner(org) -> Member:
+    return make_member(org, Role.OWNER)
+
+
+@pytest.fixture
+def admin_member(org) -> Member:
+    return make_member(org, Role.ADMIN)
+
+
+@pytest.fixture
+def instructor(org) -> Member:
+    return make_member(org, Role.INSTRUCTOR)
+
+
+@pytest.fixture
+def learner(org) -> Member:
+    return make_member(org, Role.LEARNER)
+
+
+@pytest.fixture
+def other_owner(other_org) -> Member:
+    return make_member(other_org, Role.OWNER)
+
+
+@pytest.fixture
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+@pytest.fixture(autouse=True)
+def _plain_static_storage(settings):
+    """Tests do not run collectstatic; the hashed manifest storage is covered by the deploy
+    test that serves the admin's static files from a collected tree."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }

@@ -1,0 +1,32 @@
+"""Factories of identity and tenancy. Each app's tests keep their own in tests/<app>/."""
+
+import factory
+
+from organizations.models import Membership, Organization, User
+
+
+class OrganizationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Organization
+
+    name = factory.Sequence(lambda n: f"Organization {n}")
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    email = factory.Sequence(lambda n: f"user{n}@example.com")
+    first_name = "Pat"
+    last_name = factory.Sequence(lambda n: f"Person{n}")
+    password = factory.django.Password(None)
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    org = factory.SubFactory(OrganizationFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Membership.Role.LEARNER

@@ -1,0 +1,172 @@
+"""Every error, ours, DRF's or Django's, has the contract's body, status and request id."""
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+
+from tests.helpers import assert_error
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.lms.probe_urls")]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_unknown_route_is_json_404(api):
+    response = api.get("/api/nothing-here")
+    assert_error(response, 404, "not_found")
+
+
+def test_unknown_route_is_json_even_with_debug(api, settings):
+    settings.DEBUG = True
+    response = api.get("/no/such/page")
+    assert_error(response, 404, "not_found")
+
+
+def test_wrong_method_is_405(api, learner):
+    response = api.delete("/probe/echo", token=learner.token)
+    body = assert_error(response, 405, "method_not_allowed")
+    assert "DELETE" in body["message"]
+
+
+def test_unparsable_json_is_malformed_request(api, learner):
+    response = api.post("/probe/echo", raw=b'{"pageSize": ', token=learner.token)
+    assert_error(response, 400, "malformed_request")
+
+
+@pytest.mark.parametrize("raw", [b"[1, 2]", b'"text"', b"42", b"null", b'{"a": NaN}'])
+def test_json_that_is_not_an_object_is_malformed_request(api, learner, raw):
+    response = api.post("/probe/echo", raw=raw, token=learner.token)
+    assert_error(response, 400, "malformed_request")
+
+
+def test_wrong_content_type_is_415(api, learner):
+    response = api.post(
+        "/probe/echo", raw=b"pageSize=3", content_type="text/plain", token=learner.token
+    )
+    assert_error(response, 415, "unsupported_media_type")
+
+
+def test_form_body_is_415(api, learner):
+    response = api.post(
+        "/probe/echo",
+        raw=b"pageSize=3",
+        content_type="application/x-www-form-urlencoded",
+        token=learner.token,
+    )
+    assert_error(response, 415, "unsupported_media_type")
+
+
+def test_body_over_one_mebibyte_is_413(api, learner):
+    big = b'{"pageSize": 1, "pad": "' + b"x" * (1024 * 1024) + b'"}'
+    response = api.post("/probe/echo", raw=big, token=learner.token)
+    assert_error(response, 413, "payload_too_large")
+
+
+def test_body_just_under_the_limit_is_accepted(api, learner):
+    head = b'{"pageSize": 1, "pad": "'
+    pad = b"x" * (1024 * 1024 - len(head) - 2)
+    response = api.post("/probe/echo", raw=head + pad + b'"}', token=learner.token)
+    assert response.status_code == 201, response.content[:200]
+
+
+def test_validation_error_names_the_field_in_details(api, learner):
+    response = api.post("/probe/echo", {"pageSize": 101}, token=learner.token)
+    body = assert_error(response, 400, "validation_error")
+    assert list(body["details"]) == ["pageSize"]
+    assert "pageSize" in body["message"]
+
+
+def test_missing_field_is_validation_error(api, learner):
+    response = api.post("/probe/echo", {}, token=learner.token)
+    body = assert_error(response, 400, "validation_error")
+    assert "pageSize" in body["details"]
+
+
+def test_malformed_id_in_body_is_validation_error(api, learner):
+    response = api.post("/probe/echo", {"pageSize": 1, "memberId": "nope"}, token=learner.token)
+    body = assert_error(response, 400, "validation_error")
+    assert list(body["details"]) == ["memberId"]
+
+
+def test_role_refusal_is_403_permission_denied(api, learner):
+    assert_error(api.get("/probe/owners-only", token=learner.token), 403, "permission_denied")
+
+
+def test_role_allowed(api, owner):
+    assert api.get("/probe/owners-only", token=owner.token).json() == {"ok": True}
+
+
+def test_throttled_is_429_with_retry_after(api):
+    cache.clear()
+    for _ in range(2):
+        assert api.get("/probe/throttled").status_code == 200
+    response = api.get("/probe/throttled")
+    assert_error(response, 429, "throttled")
+    assert int(response["Retry-After"]) >= 1
+
+
+def test_unhandled_exception_is_500_without_traceback(api, learner, caplog):
+    with caplog.at_level(logging.ERROR, logger="lms.errors"):
+        response = api.get("/probe/boom", token=learner.token)
+    body = assert_error(response, 500, "internal_error")
+    assert b"secret detail" not in response.content
+    logged = [r for r in caplog.records if r.exc_info]
+    assert logged and logged[0].request_id == body["requestId"]
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_plain_django_view_failure_is_json_500(api, settings, debug):
+    settings.DEBUG = debug
+    response = api.get("/probe/plain-boom")
+    assert_error(response, 500, "internal_error")
+    assert b"plain django view failure" not in response.content
+
+
+def test_unreachable_database_is_503(tmp_path):
+    """A separate process whose database URL points at a closed port."""
+    script = (
+        "import django, json, sys\n"
+        "django.setup()\n"
+        "from django.conf import settings\n"
+        "settings.ROOT_URLCONF = 'tests.lms.probe_urls'\n"
+        "from django.test import Client\n"
+        "c = Client(raise_request_exception=False)\n"
+        "out = {}\n"
+        "for url, headers in [\n"
+        "    ('/probe/members/00000000-0000-0000-0000-000000000000',\n"
+        "     {'Authorization': 'Bearer lms_x'}),\n"
+        "    ('/readyz', {}), ('/healthz', {}),\n"
+        "]:\n"
+        "    r = c.get(url, headers=headers)\n"
+        "    out[url] = [r.status_code, r.json(), r.get('X-Request-ID')]\n"
+        "print(json.dumps(out))\n"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "lms.settings",
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:1/unreachable",
+        "LMS_DB_POOL": "false",
+        "LMS_LOG_LEVEL": "CRITICAL",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for url in ("/probe/members/00000000-0000-0000-0000-000000000000", "/readyz"):
+        status, body, request_id = results[url]
+        assert status == 503
+        assert body["error"] == "service_unavailable"
+        assert body["requestId"] == request_id
+    assert results["/healthz"][0] == 200
