@@ -1,0 +1,268 @@
+"""The media library and downloads with their links inline.
+
+Link changes made here go through ``downloads.services`` (the same code as the API): the
+download is locked, removing a link never deletes its asset, and positions come out
+``1..n`` whatever numbers were typed in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django import forms
+from django.contrib import admin
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.forms.models import BaseInlineFormSet
+
+from downloads import services
+from downloads.models import Asset, Download, DownloadAsset
+from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin
+
+
+def link_count(**outer: OuterRef) -> Coalesce:
+    """How many links match ``outer``, as one correlated subquery per changelist (no N+1)
+    that filters on the organization first, so it runs on the (org, ...) indexes."""
+    links = (
+        DownloadAsset.objects.filter(org=OuterRef("org"), **outer)
+        .order_by()
+        .values("org")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(links, output_field=IntegerField()), 0)
+
+
+class InUseFilter(admin.SimpleListFilter):
+    title = "in use"
+    parameter_name = "in_use"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Linked to a download"), ("no", "Not linked")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(download_count__gt=0)
+        if self.value() == "no":
+            return queryset.filter(download_count=0)
+        return queryset
+
+
+class SourceFilter(admin.SimpleListFilter):
+    title = "source"
+    parameter_name = "source"
+
+    def lookups(self, request, model_admin):
+        return [("file", "Uploaded file"), ("url", "URL")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "file":
+            return queryset.exclude(file="")
+        if self.value() == "url":
+            return queryset.exclude(url="")
+        return queryset
+
+
+@admin.register(Asset)
+class AssetAdmin(OrgScopedAdmin):
+    """The media library, with how many downloads use each asset."""
+
+    list_display = ["name", "org", "content_type", "size", "download_count", "created_at"]
+    list_filter = ["org", InUseFilter, SourceFilter, "content_type", "created_at"]
+    search_fields = ["name", "url", "content_type"]
+    list_select_related = ["org"]
+    readonly_fields = ["used_by", "created_at", "updated_at"]
+    # Django 6's default; said now, without the transitional warning.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def get_queryset(self, request):
+        return (
+            super().get_queryset(request).annotate(download_count=link_count(asset=OuterRef("pk")))
+        )
+
+    def get_readonly_fields(self, request, obj=None):
+        # An asset's links live in its organization; moving it would orphan them.
+        return [*self.readonly_fields, "org"] if obj else self.readonly_fields
+
+    @admin.display(description="downloads", ordering="download_count")
+    def download_count(self, obj: Asset) -> int:
+        return obj.download_count
+
+    @admin.display(description="used by")
+    def used_by(self, obj: Asset) -> str:
+        names = (
+            Download.objects.for_org(obj.org_id)
+            .filter(links__asset=obj)
+            .order_by("name")
+            .values_list("name", flat=True)
+        )
+        return ", ".join(names) or "no download"
+
+    def save_model(self, request, obj, form, change):
+        upload = form.cleaned_data.get("file") if "file" in form.changed_data else None
+        if upload is not None and hasattr(upload, "size"):
+            obj.size = upload.size
+            obj.content_type = obj.content_type or getattr(upload, "content_type", "") or ""
+        super().save_model(request, obj, form, change)
+
+
+class DownloadAssetForm(forms.ModelForm):
+    class Meta:
+        model = DownloadAsset
+        fields = ["asset", "seq", "display_name"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        seq = self.fields["seq"]
+        seq.required = False
+        seq.validators.append(MinValueValidator(1))
+        seq.widget.attrs["min"] = 1
+        seq.help_text = "Type a position to move the link there; blank appends."
+        name = self.fields["display_name"]
+        name.required = False
+        name.help_text = "Blank: the asset's name."
+        if not self.instance._state.adding:
+            # Replacing the asset of a link is an unlink plus a link: delete the row, add one.
+            self.fields["asset"].disabled = True
+
+
+class DownloadAssetFormSet(BaseInlineFormSet):
+    """Saves through the services instead of row by row, so the order stays ``1..n``."""
+
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        org_id = self.instance.org_id
+        seen: set = set()
+        for form in self._kept_forms():
+            asset = form.cleaned_data.get("asset")
+            if asset is None:
+                continue
+            if org_id is not None and asset.org_id != org_id:
+                form.add_error("asset", "Pick an asset of the download's organization.")
+            if asset.pk in seen:
+                form.add_error("asset", "This asset is already linked to the download.")
+            seen.add(asset.pk)
+
+    def _kept_forms(self) -> list[forms.ModelForm]:
+        """Forms of existing links that are not deleted, and filled-in new rows."""
+        kept = []
+        for form in self.forms:
+            if not hasattr(form, "cleaned_data") or self._should_delete_form(form):
+                continue
+            if form.instance._state.adding and not form.has_changed():
+                continue
+            kept.append(form)
+        return kept
+
+    def save(self, commit=True):
+        """Unlinks the deleted rows, links the new ones, then puts every link at the position
+        typed in and renames, all with the services; ``commit`` is ignored (they commit)."""
+        download = self.instance
+        org = download.org
+        # Held until the admin's transaction ends, so the API cannot change the links
+        # between the steps below; what it changed since the page was shown is kept.
+        linked = {link.asset_id for link in services.locked_links(org=org, download_id=download.id)}
+        self.new_objects, self.changed_objects, self.deleted_objects = [], [], []
+
+        for form in self.deleted_forms:
+            if not form.instance._state.adding and form.instance.asset_id in linked:
+                services.unlink_asset(
+                    org=org, download_id=download.id, asset_id=form.instance.asset_id
+                )
+                linked.discard(form.instance.asset_id)
+                self.deleted_objects.append(form.instance)
+
+        kept = self._kept_forms()
+        new_asset_ids = []
+        for form in kept:
+            if form.instance._state.adding:
+                asset = form.cleaned_data["asset"]
+                services.link_asset(
+                    org=org,
+                    download_id=download.id,
+                    asset_id=asset.pk,
+                    display_name=(form.cleaned_data.get("display_name") or "").strip() or None,
+                )
+                new_asset_ids.append(asset.pk)
+                linked.add(asset.pk)
+
+        typed = [f.cleaned_data["asset"].pk for f in sorted(kept, key=self._position_key)]
+        order = [asset_id for asset_id in typed if asset_id in linked]
+        # Links added elsewhere since the page was shown go last, in their order.
+        current = services.locked_links(org=org, download_id=download.id)
+        order += [link.asset_id for link in current if link.asset_id not in set(typed)]
+        names = {
+            form.cleaned_data["asset"].pk: (
+                (form.cleaned_data.get("display_name") or "").strip()
+                or form.cleaned_data["asset"].name
+            )
+            for form in kept
+            if not form.instance._state.adding
+            and "display_name" in form.changed_data
+            and form.cleaned_data["asset"].pk in linked
+        }
+        links = services.arrange_links(
+            org=org, download_id=download.id, order=order, display_names=names
+        )
+
+        by_asset = {link.asset_id: link for link in links}
+        self.new_objects = [by_asset[asset_id] for asset_id in new_asset_ids]
+        self.changed_objects = [
+            (by_asset[form.cleaned_data["asset"].pk], form.changed_data)
+            for form in kept
+            if not form.instance._state.adding
+            and form.changed_data
+            and form.cleaned_data["asset"].pk in by_asset
+        ]
+        return links
+
+    def _position_key(self, form: forms.ModelForm) -> tuple:
+        """Where a row goes: at the position typed in, ahead of the row already there when
+        moved up (or new), behind it when moved down; untouched rows keep their order and
+        new rows without a position go last."""
+        index = self.forms.index(form)
+        typed = form.cleaned_data.get("seq")
+        if form.instance._state.adding:
+            return (math.inf, 0, index) if typed is None else (typed, -1, index)
+        shown = form.initial.get("seq")
+        if typed is None or typed == shown:
+            return (shown, 0, index)
+        return (typed, -1 if typed < shown else 1, index)
+
+
+class DownloadAssetInline(OrgScopedAdminMixin, admin.TabularInline):
+    model = DownloadAsset
+    form = DownloadAssetForm
+    formset = DownloadAssetFormSet
+    fields = ["asset", "seq", "display_name"]
+    ordering = ["seq"]
+    autocomplete_fields = ["asset"]
+    extra = 1
+    verbose_name = "asset"
+    verbose_name_plural = "assets, in order"
+
+
+@admin.register(Download)
+class DownloadAdmin(OrgScopedAdmin):
+    list_display = ["name", "org", "published", "asset_count", "created_at"]
+    list_filter = ["org", "published", "created_at"]
+    search_fields = ["name", "description"]
+    list_select_related = ["org"]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [DownloadAssetInline]
+
+    def get_queryset(self, request):
+        return (
+            super().get_queryset(request).annotate(asset_count=link_count(download=OuterRef("pk")))
+        )
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "org"] if obj else self.readonly_fields
+
+    @admin.display(description="assets", ordering="asset_count")
+    def asset_count(self, obj: Download) -> int:
+        return obj.asset_count

@@ -1,0 +1,207 @@
+"""Every write of a download's links, for the API and the admin alike.
+
+Each service locks the download row first (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite
+serializes writers with ``BEGIN IMMEDIATE``), so concurrent changes to one download run one
+after the other and each sees the links the previous one left. The unique constraints on
+(org, download, asset) and (org, download, seq) back the lock up: a writer that slipped
+past it fails with an ``IntegrityError``: the service then runs again on what that writer
+left, and answers 409 ``conflict`` (never a 500) only if the database keeps refusing.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
+from lms.errors import Conflict, NotFound, validation_error
+from lms.ids import parse_uuid
+from lms.tenancy import get_or_404
+
+ATTEMPTS = 3
+NOT_LINKED = "No such asset is linked to this download."
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _retried(service: Callable[P, R]) -> Callable[P, R]:
+    """Runs ``service`` in its own transaction (a savepoint inside the caller's), again
+    when the database refuses a write with an IntegrityError. Only a writer that bypassed
+    the download lock causes one; the next attempt reads what it left."""
+    attempt_once = transaction.atomic(service)
+
+    @functools.wraps(service)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return attempt_once(*args, **kwargs)
+            except IntegrityError:
+                if attempt == ATTEMPTS:
+                    raise Conflict(
+                        "The download's links changed during the request; retry it."
+                    ) from None
+        raise AssertionError("unreachable")
+
+    return run
+
+
+@_retried
+def link_asset(
+    *,
+    org: Any,
+    download_id: uuid.UUID | str,
+    asset_id: uuid.UUID | str,
+    display_name: str | None = None,
+) -> tuple[list[DownloadAsset], bool]:
+    """Appends the asset to the download (``seq`` = n + 1) unless it is already linked.
+
+    Returns the download's links ordered by ``seq`` and whether a link was created. A
+    re-link changes nothing (not even the display name). ``display_name`` defaults to the
+    asset's name. Raises NotFound when the download or the asset is not in ``org``.
+    """
+    name = None if display_name is None else clean_display_name(display_name)
+    download = _lock_download(org, download_id)
+    asset = get_or_404(Asset.objects.for_org(org), id=asset_id)
+    links = _current_links(org, download)
+    if any(link.asset_id == asset.id for link in links):
+        return links, False
+    link = DownloadAsset.objects.create(
+        org=org,
+        download=download,
+        asset=asset,
+        # Equals n + 1 while positions are 1..n, and never collides even if they were not.
+        seq=max((link.seq for link in links), default=0) + 1,
+        display_name=name or asset.name,
+    )
+    return [*links, link], True
+
+
+@_retried
+def unlink_asset(
+    *, org: Any, download_id: uuid.UUID | str, asset_id: uuid.UUID | str
+) -> list[DownloadAsset]:
+    """Removes the asset's link and renumbers the remaining links ``1..n`` in their previous
+    order. The asset itself is untouched. Raises NotFound when the download is not in
+    ``org`` or the asset is not linked to it."""
+    download = _lock_download(org, download_id)
+    wanted = parse_uuid(asset_id)
+    links = _current_links(org, download)
+    target = next((link for link in links if link.asset_id == wanted), None)
+    if target is None:
+        raise NotFound(NOT_LINKED)
+    DownloadAsset.objects.filter(id=target.id).delete()
+    remaining = [link for link in links if link.id != target.id]
+    _renumber(remaining)
+    return remaining
+
+
+@_retried
+def arrange_links(
+    *,
+    org: Any,
+    download_id: uuid.UUID | str,
+    order: Sequence[uuid.UUID | str],
+    display_names: Mapping[uuid.UUID | str, str] | None = None,
+) -> list[DownloadAsset]:
+    """Puts the download's links in the order of ``order`` (asset ids naming every linked
+    asset exactly once), renames those in ``display_names``, and numbers them ``1..n``.
+
+    Raises a validation error (``order`` / ``displayNames``) for anything else, so a
+    caller can never leave a gap, a duplicate or a blank name behind.
+    """
+    download = _lock_download(org, download_id)
+    links = _current_links(org, download)
+    by_asset = {link.asset_id: link for link in links}
+    wanted = [parse_uuid(item) for item in order]
+    if len(wanted) != len(by_asset) or set(wanted) != set(by_asset):
+        raise validation_error({"order": ["List every linked asset exactly once."]})
+    ordered = [by_asset[asset_id] for asset_id in wanted]
+
+    renamed: list[DownloadAsset] = []
+    errors: dict[str, list[str]] = {}
+    for key, value in (display_names or {}).items():
+        link = by_asset.get(parse_uuid(key))
+        if link is None:
+            errors.setdefault("displayNames", []).append(f"{key} is not linked.")
+            continue
+        problem = display_name_problem(value)
+        if problem:
+            errors.setdefault("displayNames", []).append(problem)
+            continue
+        name = value.strip()
+        if name != link.display_name:
+            link.display_name = name
+            renamed.append(link)
+    if errors:
+        raise validation_error(errors)
+    _renumber(ordered, renamed=renamed)
+    return ordered
+
+
+def display_name_problem(value: object) -> str | None:
+    """Why ``value`` is not a display name (a non-blank string of at most 200 characters
+    once trimmed), or None when it is one."""
+    if not isinstance(value, str):
+        return "Not a valid string."
+    name = value.strip()
+    if not name:
+        return "This field may not be blank."
+    if len(name) > NAME_MAX_LENGTH:
+        return f"Ensure this field has no more than {NAME_MAX_LENGTH} characters."
+    return None
+
+
+def clean_display_name(value: object) -> str:
+    problem = display_name_problem(value)
+    if problem:
+        raise validation_error({"displayName": [problem]})
+    return value.strip()  # type: ignore[union-attr]
+
+
+def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[DownloadAsset]:
+    """The download's links ordered by ``seq``, with the download locked until the caller's
+    transaction ends (which must be open), so that several services apply as one change."""
+    download = _lock_download(org, download_id)
+    return _current_links(org, download)
+
+
+def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
+    return get_or_404(Download.objects.for_org(org).select_for_update(), id=download_id)
+
+
+def _current_links(org: Any, download: Download) -> list[DownloadAsset]:
+    return list(DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq"))
+
+
+def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = ()) -> None:
+    """Gives ``links`` the positions ``1..n`` in list order (all of a download's links, read
+    under its lock), writing only the rows that change, in at most two statements.
+
+    A non-deferrable unique constraint is checked row by row inside one UPDATE on
+    PostgreSQL, so moving rows straight to their new positions could collide mid-statement.
+    The moved rows first jump above every position in use (all distinct, none taken), then
+    land on their targets, which only they claim.
+    """
+    moved = [link for position, link in enumerate(links, 1) if link.seq != position]
+    if moved:
+        offset = max(link.seq for link in links)
+        DownloadAsset.objects.filter(id__in=[link.id for link in moved]).update(
+            seq=F("seq") + offset
+        )
+    now = timezone.now()
+    for position, link in enumerate(links, 1):
+        link.seq = position
+    changed = {link.id: link for link in [*moved, *renamed]}
+    for link in changed.values():
+        link.updated_at = now
+    if changed:
+        DownloadAsset.objects.bulk_update(
+            list(changed.values()), ["seq", "display_name", "updated_at"]
+        )

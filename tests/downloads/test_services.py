@@ -1,0 +1,122 @@
+"""The services behind the API and the admin: reordering keeps 1..n, and a writer that
+slipped past the download lock makes the database refuse, which is retried, not a 500."""
+
+import pytest
+
+from downloads import services
+from downloads.models import DownloadAsset
+from lms.errors import NotFound, ValidationFailed
+from tests.downloads.factories import AssetFactory, link
+from tests.helpers import assert_error
+
+pytestmark = pytest.mark.django_db
+
+
+def stored(download) -> list[tuple]:
+    return list(
+        DownloadAsset.objects.filter(download=download)
+        .order_by("seq")
+        .values_list("asset_id", "seq", "display_name")
+    )
+
+
+def test_arrange_reverses_every_position_without_a_collision(org, download):
+    assets = AssetFactory.create_batch(12, org=org)
+    link(download, *assets)
+    reverse = [a.id for a in reversed(assets)]
+
+    links = services.arrange_links(org=org, download_id=download.id, order=reverse)
+
+    assert [(x.asset_id, x.seq) for x in links] == [(a, n) for n, a in enumerate(reverse, 1)]
+    assert [(a, s) for a, s, _ in stored(download)] == [(a, n) for n, a in enumerate(reverse, 1)]
+
+
+def test_arrange_renames(org, download, assets):
+    link(download, *assets[:2])
+    services.arrange_links(
+        org=org,
+        download_id=download.id,
+        order=[assets[0].id, assets[1].id],
+        display_names={assets[1].id: "  Workbook "},
+    )
+    assert stored(download)[1] == (assets[1].id, 2, "Workbook")
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param(lambda a: [a[0].id], id="one-missing"),
+        pytest.param(lambda a: [a[0].id, a[1].id, a[1].id], id="duplicate"),
+        pytest.param(lambda a: [a[0].id, a[1].id, a[2].id], id="not-linked"),
+        pytest.param(lambda a: [a[0].id, "nope"], id="malformed"),
+    ],
+)
+def test_arrange_refuses_an_order_that_is_not_every_link_once(org, download, assets, order):
+    link(download, *assets[:2])
+    with pytest.raises(ValidationFailed) as caught:
+        services.arrange_links(org=org, download_id=download.id, order=order(assets))
+    assert list(caught.value.details) == ["order"]
+    assert [a for a, *_ in stored(download)] == [assets[0].id, assets[1].id]
+
+
+@pytest.mark.parametrize("name", ["", "  ", None, "x" * 201])
+def test_arrange_refuses_a_blank_or_long_name(org, download, asset, name):
+    link(download, asset)
+    with pytest.raises(ValidationFailed) as caught:
+        services.arrange_links(
+            org=org, download_id=download.id, order=[asset.id], display_names={asset.id: name}
+        )
+    assert list(caught.value.details) == ["displayNames"]
+    assert stored(download)[0][2] == asset.name
+
+
+def test_arrange_of_a_foreign_download_is_not_found(org, foreign_download):
+    with pytest.raises(NotFound):
+        services.arrange_links(org=org, download_id=foreign_download.id, order=[])
+
+
+def test_unlink_renumbers_even_a_download_whose_positions_have_gaps(org, download, assets):
+    # Not a state the services produce; the renumbering must not depend on 1..n before it.
+    for seq, asset in zip([2, 5, 9, 10], assets, strict=False):
+        DownloadAsset.objects.create(
+            org=org, download=download, asset=asset, seq=seq, display_name=asset.name
+        )
+    links = services.unlink_asset(org=org, download_id=download.id, asset_id=assets[1].id)
+    assert [(x.asset_id, x.seq) for x in links] == [
+        (assets[0].id, 1),
+        (assets[2].id, 2),
+        (assets[3].id, 3),
+    ]
+
+
+def test_a_link_that_loses_a_race_is_retried_and_answers_200(
+    api, owner, org, download, asset, monkeypatch
+):
+    """Simulates a writer that bypassed the lock: the first attempt reads no links, so its
+    insert meets the one already stored and the database refuses it."""
+    link(download, asset)
+    real = services._current_links
+    stale = iter([[]])
+    monkeypatch.setattr(services, "_current_links", lambda *a: next(stale, None) or real(*a))
+
+    response = api.post(
+        f"/api/downloads/{download.id}/assets", {"assetId": str(asset.id)}, token=owner.token
+    )
+
+    assert response.status_code == 200
+    assert [x["seq"] for x in response.json()] == [1]
+    assert DownloadAsset.objects.count() == 1
+
+
+def test_a_link_that_keeps_losing_is_409_conflict_never_500(
+    api, owner, org, download, asset, monkeypatch
+):
+    link(download, asset)
+    monkeypatch.setattr(services, "_current_links", lambda *a: [])
+
+    response = api.post(
+        f"/api/downloads/{download.id}/assets", {"assetId": str(asset.id)}, token=owner.token
+    )
+
+    assert_error(response, 409, "conflict")
+    assert DownloadAsset.objects.count() == 1

@@ -1,0 +1,192 @@
+"""4.2 DELETE /api/downloads/{downloadId}/assets/{assetId}: unlink an asset."""
+
+import uuid
+
+import pytest
+
+from downloads.models import Asset, DownloadAsset
+from tests.downloads.factories import AssetFactory, DownloadFactory, link
+from tests.helpers import assert_error, assert_foreign_looks_missing
+
+pytestmark = pytest.mark.django_db
+
+MISSING = "00000000-0000-7000-8000-000000000000"
+# Token, savepoint, lock the download, the links, the delete, two renumbering updates,
+# release. Unlinking the last link needs no renumbering.
+UNLINK_QUERIES = 8
+UNLINK_LAST_QUERIES = 6
+
+
+def link_url(download_id, asset_id) -> str:
+    return f"/api/downloads/{download_id}/assets/{asset_id}"
+
+
+def pairs(response) -> list[tuple[str, int]]:
+    return [(x["assetId"], x["seq"]) for x in response.json()]
+
+
+def test_unlink_answers_the_rest_renumbered_in_previous_order(api, owner, download, assets):
+    link(download, *assets)
+    response = api.delete(link_url(download.id, assets[1].id), token=owner.token)
+
+    assert response.status_code == 200
+    kept = [assets[0], *assets[2:]]
+    assert pairs(response) == [(str(a.id), n) for n, a in enumerate(kept, 1)]
+    stored = DownloadAsset.objects.filter(download=download).order_by("seq")
+    assert [(x.asset_id, x.seq) for x in stored] == [(a.id, n) for n, a in enumerate(kept, 1)]
+
+
+def test_unlink_of_the_first_and_the_last(api, owner, download, assets):
+    link(download, *assets[:4])
+    api.delete(link_url(download.id, assets[0].id), token=owner.token)
+    response = api.delete(link_url(download.id, assets[3].id), token=owner.token)
+    assert pairs(response) == [(str(assets[1].id), 1), (str(assets[2].id), 2)]
+
+
+def test_unlink_of_the_only_link_answers_an_empty_list(api, owner, download, asset):
+    link(download, asset)
+    response = api.delete(link_url(download.id, asset.id), token=owner.token)
+    assert (response.status_code, response.json()) == (200, [])
+
+
+def test_renumbered_links_keep_their_ids_names_and_creation_time(api, owner, download, assets):
+    before = {x.id: x for x in link(download, *assets[:3])}
+    response = api.delete(link_url(download.id, assets[0].id), token=owner.token)
+    for item in response.json():
+        old = before[uuid.UUID(item["id"])]
+        assert item["displayName"] == old.display_name
+        assert item["createdAt"] == old.created_at.isoformat().replace("+00:00", "Z")
+        assert item["updatedAt"] > item["createdAt"]
+
+
+def test_the_asset_still_exists_untouched_after_unlink(api, owner, download, asset):
+    link(download, asset)
+    before = Asset.objects.values().get(id=asset.id)
+    response = api.delete(link_url(download.id, asset.id), token=owner.token)
+    assert response.status_code == 200
+    assert Asset.objects.values().get(id=asset.id) == before
+
+
+def test_unlink_leaves_other_downloads_alone(api, owner, org, download, asset):
+    other = DownloadFactory(org=org)
+    link(download, asset)
+    link(other, asset)
+    api.delete(link_url(download.id, asset.id), token=owner.token)
+    assert DownloadAsset.objects.filter(download=other, asset=asset, seq=1).exists()
+
+
+def test_link_after_unlink_appends_without_a_gap(api, owner, download, assets):
+    link(download, *assets[:3])
+    api.delete(link_url(download.id, assets[0].id), token=owner.token)
+    response = api.post(
+        f"/api/downloads/{download.id}/assets", {"assetId": str(assets[0].id)}, token=owner.token
+    )
+    assert response.status_code == 201
+    assert pairs(response) == [
+        (str(assets[1].id), 1),
+        (str(assets[2].id), 2),
+        (str(assets[0].id), 3),
+    ]
+
+
+def test_unlink_of_an_asset_that_is_not_linked_is_404(api, owner, download, assets):
+    link(download, assets[0])
+    response = api.delete(link_url(download.id, assets[1].id), token=owner.token)
+    assert_error(response, 404, "not_found")
+    assert DownloadAsset.objects.count() == 1
+
+
+def test_second_unlink_is_404(api, owner, download, asset):
+    link(download, asset)
+    assert api.delete(link_url(download.id, asset.id), token=owner.token).status_code == 200
+    assert_error(api.delete(link_url(download.id, asset.id), token=owner.token), 404, "not_found")
+
+
+def test_unknown_and_foreign_download_look_the_same(
+    api, owner, asset, foreign_download, foreign_asset
+):
+    link(foreign_download, foreign_asset)
+    assert_foreign_looks_missing(
+        api,
+        "DELETE",
+        link_url(foreign_download.id, foreign_asset.id),
+        link_url(MISSING, foreign_asset.id),
+        token=owner.token,
+    )
+    assert DownloadAsset.objects.filter(download=foreign_download).count() == 1
+
+
+def test_unknown_and_foreign_asset_look_the_same(api, owner, download, asset, foreign_asset):
+    link(download, asset)
+    assert_foreign_looks_missing(
+        api,
+        "DELETE",
+        link_url(download.id, foreign_asset.id),
+        link_url(download.id, MISSING),
+        token=owner.token,
+    )
+    assert DownloadAsset.objects.filter(download=download).count() == 1
+
+
+def test_foreign_token_cannot_unlink_our_link(api, other_owner, download, asset):
+    link(download, asset)
+    response = api.delete(link_url(download.id, asset.id), token=other_owner.token)
+    assert_error(response, 404, "not_found")
+    assert DownloadAsset.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "bad", ["nope", "123", MISSING[:-1], MISSING + "0", MISSING.upper(), MISSING.replace("-", "")]
+)
+def test_malformed_ids_in_path_are_404(api, owner, download, asset, bad):
+    link(download, asset)
+    assert_error(api.delete(link_url(bad, asset.id), token=owner.token), 404, "not_found")
+    assert_error(api.delete(link_url(download.id, bad), token=owner.token), 404, "not_found")
+    assert DownloadAsset.objects.count() == 1
+
+
+@pytest.mark.parametrize("role", ["owner", "admin_member", "instructor"])
+def test_staff_roles_may_unlink(api, request, role, download, asset):
+    link(download, asset)
+    member = request.getfixturevalue(role)
+    assert api.delete(link_url(download.id, asset.id), token=member.token).status_code == 200
+
+
+def test_learner_is_forbidden(api, learner, download, asset):
+    link(download, asset)
+    response = api.delete(link_url(download.id, asset.id), token=learner.token)
+    assert_error(response, 403, "permission_denied")
+    assert DownloadAsset.objects.count() == 1
+
+
+def test_learner_is_forbidden_even_for_a_missing_download(api, learner):
+    assert_error(
+        api.delete(link_url(MISSING, MISSING), token=learner.token), 403, "permission_denied"
+    )
+
+
+def test_no_token_is_401(api, download, asset):
+    link(download, asset)
+    assert_error(api.delete(link_url(download.id, asset.id)), 401, "unauthenticated")
+
+
+@pytest.mark.parametrize("count", [3, 30])
+def test_unlink_query_count_is_constant(
+    api, owner, org, download, django_assert_num_queries, count
+):
+    linked = AssetFactory.create_batch(count, org=org)
+    link(download, *linked)
+    with django_assert_num_queries(UNLINK_QUERIES):
+        response = api.delete(link_url(download.id, linked[0].id), token=owner.token)
+    assert [x["seq"] for x in response.json()] == list(range(1, count))
+
+
+@pytest.mark.parametrize("count", [3, 30])
+def test_unlink_of_the_last_link_query_count_is_constant(
+    api, owner, org, download, django_assert_num_queries, count
+):
+    linked = AssetFactory.create_batch(count, org=org)
+    link(download, *linked)
+    with django_assert_num_queries(UNLINK_LAST_QUERIES):
+        response = api.delete(link_url(download.id, linked[-1].id), token=owner.token)
+    assert len(response.json()) == count - 1
