@@ -1,3 +1,12 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from learn import views
+
+urlpatterns = [
+    path("progress", views.ProgressView.as_view(), name="learn-progress"),
+    path(
+        "courses/<uuid:courseId>/activities",
+        views.CourseActivitiesView.as_view(),
+        name="learn-course-activities",
+    ),
+]

@@ -1,0 +1,259 @@
+"""Courses, their modules and activities, enrollments and learners' progress.
+
+Every table is organization-scoped and every index and unique constraint starts with
+``org`` (foreign keys get no index of their own for that reason).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from learn import completion
+from lms.tenancy import OrgScopedModel
+
+
+def _related(instance: models.Model, name: str):
+    """The object a foreign key points to, or None. On an admin add page the parent is not
+    saved yet (its id is unset) but is already attached, so look at the attached object."""
+    if getattr(type(instance), name).is_cached(instance):
+        return getattr(instance, name)
+    if getattr(instance, f"{name}_id") is not None:
+        return getattr(instance, name)
+    return None
+
+
+class Course(OrgScopedModel):
+    title = models.CharField(max_length=200)
+    published = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["title", "id"]
+        indexes = [models.Index(fields=["org", "title"], name="course_org_title")]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Module(OrgScopedModel):
+    """A part of a course. ``seq`` is its 1-based position in the course, kept distinct by
+    the admin rather than a unique constraint, so that staff can swap two positions in one
+    save; the listing breaks any tie by id."""
+
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="modules", db_index=False
+    )
+    seq = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    title = models.CharField(max_length=200)
+    published = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["seq", "id"]
+        indexes = [models.Index(fields=["org", "course", "seq"], name="module_org_course_seq")]
+        constraints = [models.CheckConstraint(condition=Q(seq__gte=1), name="module_seq_gte_1")]
+
+    def __str__(self) -> str:
+        return f"{self.seq}. {self.title}"
+
+    def clean(self) -> None:
+        course = _related(self, "course")
+        if course is not None:
+            self.org_id = course.org_id
+
+
+class Activity(OrgScopedModel):
+    """A piece of a module. ``course`` always equals ``module.course`` (kept for the
+    listing's index); ``seq`` is its position in the module (distinct as for modules);
+    ``settings`` is any JSON whose ``completion`` rule, ``duration`` and ``pages`` are
+    validated by ``clean()`` (the admin's save)."""
+
+    module = models.ForeignKey(
+        Module, on_delete=models.CASCADE, related_name="activities", db_index=False
+    )
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="activities", db_index=False
+    )
+    seq = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    title = models.CharField(max_length=200, blank=True)
+    settings = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Any JSON. "completion" is the completion rule (default {"type": "view"}); '
+        '"duration" (seconds) and "pages" are the lengths the media and pages rules measure '
+        "against.",
+    )
+    published = models.BooleanField(default=False)
+
+    class Meta:
+        verbose_name_plural = "activities"
+        ordering = ["seq", "id"]
+        indexes = [
+            # The listing: one course's activities (then joined to their modules).
+            models.Index(fields=["org", "course", "published"], name="activity_org_course_pub"),
+            models.Index(fields=["org", "module", "seq"], name="activity_org_module_seq"),
+        ]
+        constraints = [models.CheckConstraint(condition=Q(seq__gte=1), name="activity_seq_gte_1")]
+
+    def __str__(self) -> str:
+        return self.title or f"Activity {self.seq}"
+
+    def clean(self) -> None:
+        errors: dict[str, list[str]] = {}
+        module, course = _related(self, "module"), _related(self, "course")
+        if module is not None:
+            if course is None:
+                course = self.course = module.course
+            elif course.pk != module.course_id:
+                errors["module"] = ["The module must belong to the activity's course."]
+        if course is not None:
+            self.org_id = course.org_id
+        messages = completion.validate_settings(self.settings)
+        if messages:
+            errors["settings"] = messages
+        if errors:
+            raise ValidationError(errors)
+
+
+class Enrollment(OrgScopedModel):
+    membership = models.ForeignKey(
+        "organizations.Membership",
+        on_delete=models.CASCADE,
+        related_name="enrollments",
+        db_index=False,
+    )
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="enrollments", db_index=False
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "membership", "course"], name="enrollment_org_member_course"
+            )
+        ]
+        indexes = [models.Index(fields=["org", "course"], name="enrollment_org_course")]
+
+    def __str__(self) -> str:
+        return f"{self.membership.user} in {self.course}"
+
+    def clean(self) -> None:
+        course = _related(self, "course")
+        if course is None:
+            return
+        self.org_id = course.org_id
+        if self.membership_id is None:
+            return
+        if self.membership.org_id != self.org_id:
+            raise ValidationError(
+                {"membership": ["The member must belong to the course's organization."]}
+            )
+        # The unique constraint starts with org, which the admin form does not show, so
+        # Django's own unique check would skip it.
+        duplicate = Enrollment.objects.filter(
+            org_id=self.org_id, membership_id=self.membership_id, course_id=self.course_id
+        ).exclude(pk=self.pk)
+        if duplicate.exists():
+            raise ValidationError("This member is already enrolled in this course.")
+
+
+class ProgressStatus(models.TextChoices):
+    NOT_STARTED = completion.NOT_STARTED, "Not started"
+    IN_PROGRESS = completion.IN_PROGRESS, "In progress"
+    COMPLETED = completion.COMPLETED, "Completed"
+
+
+class Progress(OrgScopedModel):
+    """One learner's progress on one activity: created by the first report (race-free, on
+    the unique constraint), locked by every later one. ``state`` is the aggregate of all
+    reports that ``learn.completion`` folds into; the status never regresses from completed.
+    """
+
+    Status = ProgressStatus
+
+    membership = models.ForeignKey(
+        "organizations.Membership",
+        on_delete=models.CASCADE,
+        related_name="progress",
+        db_index=False,
+    )
+    # Nothing a learner sent is lost: an activity with progress cannot be deleted (unpublish it).
+    activity = models.ForeignKey(
+        Activity, on_delete=models.PROTECT, related_name="progress", db_index=False
+    )
+    status = models.CharField(
+        max_length=20, choices=ProgressStatus.choices, default=ProgressStatus.IN_PROGRESS
+    )
+    progress = models.FloatField(default=0.0)
+    state = models.JSONField(default=completion.empty_state)
+    started_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "progress"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "membership", "activity"], name="progress_org_member_activity"
+            ),
+            models.CheckConstraint(
+                condition=Q(progress__gte=0) & Q(progress__lte=1), name="progress_fraction"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ProgressStatus.values), name="progress_status"
+            ),
+        ]
+        indexes = [models.Index(fields=["org", "activity"], name="progress_org_activity")]
+
+    def __str__(self) -> str:
+        return f"{self.membership.user} on {self.activity}: {self.status}"
+
+
+class ProgressReport(OrgScopedModel):
+    """A report exactly as received (append-only), with the request it came in."""
+
+    progress = models.ForeignKey(
+        Progress, on_delete=models.CASCADE, related_name="reports", db_index=False
+    )
+    position = models.PositiveSmallIntegerField(help_text="Index within its request.")
+    type = models.CharField(max_length=100, blank=True)
+    payload = models.JSONField()
+    request_id = models.CharField(max_length=128)
+
+    class Meta:
+        ordering = ["created_at", "position"]
+        indexes = [
+            models.Index(
+                fields=["org", "progress", "created_at", "position"], name="report_org_progress"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type or 'report'} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class IdempotencyRecord(OrgScopedModel):
+    """The first answer to a caller's ``Idempotency-Key``, replayed for 24 hours."""
+
+    membership = models.ForeignKey(
+        "organizations.Membership",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+    )
+    key = models.CharField(max_length=255)
+    response_status = models.PositiveSmallIntegerField()
+    response_body = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "membership", "key"], name="idempotency_org_member_key"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["org", "membership", "created_at"], name="idempotency_org_created")
+        ]
+
+    def __str__(self) -> str:
+        return self.key

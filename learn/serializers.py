@@ -1,0 +1,76 @@
+"""Input validation and output shapes of the learning area (wire names are camelCase)."""
+
+from __future__ import annotations
+
+import re
+
+from rest_framework import serializers
+
+from learn import completion
+from learn.models import Activity
+
+MAX_REPORTS = 100
+MAX_IDEMPOTENCY_KEY = 255
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID string in its hyphenated form only (DRF would also take integers)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not _UUID.fullmatch(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ProgressInputSerializer(serializers.Serializer):
+    activity = StrictUUIDField(help_text="The activity's id.")
+    reports = serializers.ListField(
+        child=serializers.DictField(),
+        max_length=MAX_REPORTS,
+        allow_empty=True,
+        help_text="At most 100 report objects; may be empty (opening the activity). Known "
+        "types: time, media, page, score, complete (see docs/api.md); others are stored and "
+        "ignored.",
+    )
+
+    def validate_reports(self, reports):
+        # Keyed by position, so the error details read ``reports.3.seconds``.
+        errors = completion.validate_reports(reports)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return reports
+
+
+class ProgressResultSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=[completion.IN_PROGRESS, completion.COMPLETED],
+        help_text="Decided by the server from the activity's completion rule "
+        "(not-started is never answered: a report, even none, opens the activity).",
+    )
+    progress = serializers.FloatField(
+        min_value=0.0, max_value=1.0, help_text="How far toward completion (1.0 once completed)."
+    )
+
+
+class ActivitySerializer(serializers.ModelSerializer):
+    orgId = serializers.UUIDField(source="org_id", read_only=True)
+    moduleId = serializers.UUIDField(source="module_id", read_only=True)
+    courseId = serializers.UUIDField(source="course_id", read_only=True)
+    settings = serializers.JSONField(read_only=True, allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+
+    class Meta:
+        model = Activity
+        fields = [
+            "orgId",
+            "id",
+            "moduleId",
+            "courseId",
+            "seq",
+            "settings",
+            "createdAt",
+            "updatedAt",
+        ]
+        read_only_fields = fields

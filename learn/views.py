@@ -1,0 +1,111 @@
+"""Thin views: parse, call the service or selector, answer."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from learn.selectors import list_published_activities
+from learn.serializers import (
+    MAX_IDEMPOTENCY_KEY,
+    ActivitySerializer,
+    ProgressInputSerializer,
+    ProgressResultSerializer,
+)
+from learn.services import record_progress
+from lms.errors import flatten_details, validation_error
+from lms.request_id import current_request_id
+from lms.tenancy import OrgScopedViewMixin
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+class ProgressView(APIView):
+    """Report what the learner did on an activity of a course they are enrolled in; the
+    server alone decides the status from the activity's completion rule and every report so
+    far. Every report is stored as received, unknown types included; an invalid report of a
+    known type rejects the whole request and nothing is stored. See docs/api.md."""
+
+    @extend_schema(
+        operation_id="report_progress",
+        summary="Report usage of an activity; the server decides its status",
+        request=ProgressInputSerializer,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="1-255 characters. The same key from the same caller within 24 "
+                "hours answers the first answer and stores nothing twice.",
+            )
+        ],
+        responses={
+            200: OpenApiResponse(
+                ProgressResultSerializer,
+                description="The status after all reports so far. A replayed answer carries "
+                "Idempotent-Replayed: true.",
+            )
+        },
+        examples=[
+            OpenApiExample(
+                "Time spent",
+                value={
+                    "activity": "0193b3d6-a4c8-7f1e-9d2b-3c4d5e6f7a8b",
+                    "reports": [{"type": "time", "seconds": 30}],
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Watched segment",
+                value={
+                    "activity": "0193b3d6-a4c8-7f1e-9d2b-3c4d5e6f7a8b",
+                    "reports": [{"type": "media", "from": 0, "to": 42.5, "duration": 600}],
+                },
+                request_only=True,
+            ),
+        ],
+    )
+    def post(self, request):
+        serializer = ProgressInputSerializer(data=request.data)
+        details = {} if serializer.is_valid() else flatten_details(serializer.errors)
+        key = request.headers.get(IDEMPOTENCY_HEADER)
+        if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+            details[IDEMPOTENCY_HEADER] = [f"Must be 1 to {MAX_IDEMPOTENCY_KEY} characters long."]
+        if details:
+            raise validation_error(details)
+        answer = record_progress(
+            org=request.auth.org,
+            membership=request.auth,
+            activity_id=serializer.validated_data["activity"],
+            reports=serializer.validated_data["reports"],
+            request_id=current_request_id() or "",
+            idempotency_key=key,
+        )
+        response = Response(answer.body, status=answer.status_code)
+        if answer.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+
+class CourseActivitiesView(OrgScopedViewMixin, APIView):
+    """The published activities of published modules of a published course the caller is
+    enrolled in, ordered by the module's seq, then the activity's seq. ``settings`` is
+    returned as stored."""
+
+    @extend_schema(
+        operation_id="list_course_activities",
+        summary="List a course's published activities (enrolled members)",
+        responses={
+            200: OpenApiResponse(
+                ActivitySerializer(many=True), description="In listing order; may be empty."
+            )
+        },
+    )
+    def get(self, request, courseId):  # the interface's name for the path parameter
+        activities = list_published_activities(
+            org=self.org, membership=request.auth, course_id=courseId
+        )
+        return Response(ActivitySerializer(activities, many=True).data)

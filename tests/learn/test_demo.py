@@ -1,0 +1,114 @@
+"""The learning part of seed_demo: the manifest's courses work against the API as DEMO.md says."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from learn.models import Activity, Course, Enrollment, IdempotencyRecord, Progress, ProgressReport
+from tests.helpers import ApiClient, assert_error
+
+pytestmark = pytest.mark.django_db
+
+RULES = {
+    "view": {"type": "view"},
+    "time": {"type": "time", "minSeconds": 60},
+    "media": {"type": "media", "threshold": 0.9},
+    "pages": {"type": "pages", "threshold": 1.0},
+    "score": {"type": "score", "passingScore": 0.7},
+    "reported": {"type": "reported"},
+}
+
+
+def seed() -> dict:
+    out = StringIO()
+    call_command("seed_demo", "--json", stdout=out, stderr=StringIO())
+    return json.loads(out.getvalue())
+
+
+def activities_url(course_id: str) -> str:
+    return f"/api/learn/courses/{course_id}/activities"
+
+
+@pytest.mark.parametrize("key", ["org", "otherOrg"])
+def test_manifest_courses_match_the_api(key):
+    data = seed()[key]
+    api, tokens = ApiClient(), data["tokens"]
+    first, second = data["courses"]
+
+    listed = api.get(activities_url(first["id"]), token=tokens["learner"])
+    assert [a["id"] for a in listed.json()] == first["published"]
+    assert not set(first["unpublished"]) & set(first["published"])
+    assert len(first["unpublished"]) >= 2
+    for activity_id in first["unpublished"]:
+        body = {"activity": activity_id, "reports": []}
+        assert_error(
+            api.post("/api/learn/progress", body, token=tokens["learner"]), 404, "not_found"
+        )
+
+    assert set(first["rules"]) == set(RULES)
+    for rule, activity_id in first["rules"].items():
+        settings = Activity.objects.get(id=activity_id).settings
+        assert settings["completion"] == RULES[rule]
+        assert activity_id in first["published"]
+    assert Activity.objects.get(id=first["rules"]["media"]).settings["duration"] > 0
+    assert Activity.objects.get(id=first["rules"]["pages"]).settings["pages"] >= 1
+
+    assert_error(
+        api.get(activities_url(first["id"]), token=tokens["outsider"]), 403, "not_enrolled"
+    )
+    assert (second["unpublished"], second["rules"]) == ([], {})
+    assert second["published"]
+    for role in ("learner", "outsider", "owner"):
+        assert_error(api.get(activities_url(second["id"]), token=tokens[role]), 403, "not_enrolled")
+
+
+def test_seeding_twice_keeps_one_data_set_and_empties_progress():
+    first = seed()
+    courses = first["org"]["courses"]
+    api, token = ApiClient(), first["org"]["tokens"]["learner"]
+    time_activity = courses[0]["rules"]["time"]
+    api.post(
+        "/api/learn/progress",
+        {"activity": time_activity, "reports": [{"type": "time", "seconds": 30}]},
+        token=token,
+        headers={"Idempotency-Key": "demo"},
+    )
+    assert Progress.objects.count() == ProgressReport.objects.count() == 1
+    counts = (Course.objects.count(), Activity.objects.count(), Enrollment.objects.count())
+
+    second = seed()
+    assert second["org"]["courses"] == courses
+    assert (Course.objects.count(), Activity.objects.count(), Enrollment.objects.count()) == counts
+    assert Enrollment.objects.count() == 2  # the learner of each organization, first course
+    assert not Progress.objects.exists() and not ProgressReport.objects.exists()
+    assert not IdempotencyRecord.objects.exists()
+
+    token = second["org"]["tokens"]["learner"]
+    again = api.post(
+        "/api/learn/progress",
+        {"activity": time_activity, "reports": [{"type": "time", "seconds": 30}]},
+        token=token,
+        headers={"Idempotency-Key": "demo"},
+    )
+    assert again.json() == {"status": "in-progress", "progress": 0.5}
+
+
+def test_each_demo_rule_can_be_completed():
+    data = seed()["org"]
+    api, token = ApiClient(), data["tokens"]["learner"]
+    rules = data["courses"][0]["rules"]
+    finishing = {
+        "view": [{"type": "complete"}],
+        "time": [{"type": "time", "seconds": 60}],
+        "media": [{"type": "media", "from": 0, "to": 600, "duration": 600}],
+        "pages": [{"type": "page", "page": p, "pages": 10} for p in range(1, 11)],
+        "score": [{"type": "score", "score": 7, "maxScore": 10}],
+        "reported": [{"type": "complete"}],
+    }
+    for rule, reports in finishing.items():
+        response = api.post(
+            "/api/learn/progress", {"activity": rules[rule], "reports": reports}, token=token
+        )
+        assert response.json() == {"status": "completed", "progress": 1.0}, rule

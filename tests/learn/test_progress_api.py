@@ -1,0 +1,461 @@
+"""POST /api/learn/progress (4.3): the server decides completion from every report so far."""
+
+from datetime import timedelta
+
+import pytest
+
+from learn.models import IdempotencyRecord, Progress, ProgressReport
+from tests.helpers import assert_error, make_member
+from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/learn/progress"
+MISSING = "00000000-0000-7000-8000-000000000000"
+
+
+def report(api, member, activity, *reports, **kwargs):
+    body = {"activity": str(activity.id), "reports": list(reports)}
+    return api.post(URL, body, token=member.token, **kwargs)
+
+
+def answer(response) -> tuple[str, float]:
+    assert response.status_code == 200, response.content[:500]
+    body = response.json()
+    assert set(body) == {"status", "progress"}
+    return body["status"], body["progress"]
+
+
+def stored(activity) -> list[dict]:
+    return list(
+        ProgressReport.objects.filter(progress__activity=activity)
+        .order_by("created_at", "position")
+        .values_list("payload", flat=True)
+    )
+
+
+# --- each rule from the first report to completion ----------------------------------------
+
+
+def test_view_rule_opening_then_any_report_completes(api, enrolled, make_activity):
+    activity = make_activity()  # no rule set: view
+    assert answer(report(api, enrolled, activity)) == ("in-progress", 0.0)
+    assert answer(report(api, enrolled, activity, {"type": "page", "page": 1, "pages": 3})) == (
+        "completed",
+        1.0,
+    )
+
+
+def test_time_rule_sums_seconds(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 20})) == (
+        "in-progress",
+        0.333,
+    )
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 30})) == (
+        "in-progress",
+        0.833,
+    )
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 10})) == (
+        "completed",
+        1.0,
+    )
+    row = Progress.objects.get(activity=activity)
+    assert row.completed_at is not None and row.started_at <= row.completed_at
+
+
+def test_media_rule_counts_overlaps_once_against_the_activity_duration(
+    api, enrolled, make_activity
+):
+    activity = make_activity({"type": "media", "threshold": 0.9}, duration=600)
+    # The client believes the video is 300 s long; the activity's own 600 s decides.
+    first = {"type": "media", "from": 0, "to": 270, "duration": 300}
+    assert answer(report(api, enrolled, activity, first)) == ("in-progress", 0.5)
+    overlap = {"type": "media", "from": 100, "to": 270, "duration": 300}
+    assert answer(report(api, enrolled, activity, overlap)) == ("in-progress", 0.5)
+    rest = {"type": "media", "from": 270, "to": 540, "duration": 600}
+    assert answer(report(api, enrolled, activity, rest)) == ("completed", 1.0)
+
+
+def test_media_rule_without_a_set_duration_uses_the_largest_reported(api, enrolled, make_activity):
+    activity = make_activity({"type": "media", "threshold": 0.5})
+    segment = {"type": "media", "from": 0, "to": 50, "duration": 100}
+    assert answer(report(api, enrolled, activity, segment)) == ("completed", 1.0)
+
+
+def test_pages_rule_counts_distinct_pages(api, enrolled, make_activity):
+    activity = make_activity({"type": "pages", "threshold": 1.0}, pages=4)
+    pages = [{"type": "page", "page": p, "pages": 4} for p in (1, 2, 2, 1)]
+    assert answer(report(api, enrolled, activity, *pages)) == ("in-progress", 0.5)
+    assert answer(report(api, enrolled, activity, {"type": "page", "page": 3, "pages": 4})) == (
+        "in-progress",
+        0.75,
+    )
+    assert answer(report(api, enrolled, activity, {"type": "page", "page": 4, "pages": 4})) == (
+        "completed",
+        1.0,
+    )
+
+
+def test_score_rule_takes_the_best_score(api, enrolled, make_activity):
+    activity = make_activity({"type": "score", "passingScore": 0.7})
+    assert answer(
+        report(api, enrolled, activity, {"type": "score", "score": 5, "maxScore": 10})
+    ) == (
+        "in-progress",
+        0.714,
+    )
+    assert answer(
+        report(api, enrolled, activity, {"type": "score", "score": 3, "maxScore": 10})
+    ) == (
+        "in-progress",
+        0.714,
+    )
+    assert answer(
+        report(api, enrolled, activity, {"type": "score", "score": 7, "maxScore": 10})
+    ) == (
+        "completed",
+        1.0,
+    )
+
+
+def test_reported_rule_waits_for_a_complete_report(api, enrolled, make_activity):
+    activity = make_activity({"type": "reported"})
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 600})) == (
+        "in-progress",
+        0.0,
+    )
+    assert answer(report(api, enrolled, activity, {"type": "complete"})) == ("completed", 1.0)
+
+
+def test_completion_never_regresses_even_when_the_rule_gets_stricter(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 10})
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 10}))[0] == (
+        "completed"
+    )
+    activity.settings = {"completion": {"type": "time", "minSeconds": 1000}}
+    activity.save()
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 1})) == (
+        "completed",
+        1.0,
+    )
+    assert len(stored(activity)) == 2
+
+
+def test_every_report_is_stored_as_received_with_the_request_id(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    sent = [
+        {"type": "time", "seconds": 5, "client": {"build": "1.2.3"}},
+        {"type": "hologram", "depth": [1, 2, 3]},
+        {"type": "complete"},
+    ]
+    response = report(api, enrolled, activity, *sent, headers={"X-Request-ID": "trace-42"})
+    assert answer(response) == ("in-progress", 0.083)
+    rows = ProgressReport.objects.filter(progress__activity=activity).order_by("position")
+    assert [r.payload for r in rows] == sent
+    assert [r.type for r in rows] == ["time", "hologram", "complete"]
+    assert {r.request_id for r in rows} == {"trace-42"}
+    assert {r.org_id for r in rows} == {activity.org_id}
+
+
+def test_unknown_report_types_are_stored_and_ignored(api, enrolled, make_activity):
+    activity = make_activity({"type": "view"})
+    assert answer(report(api, enrolled, activity, {"type": "bookmark", "at": 3})) == (
+        "in-progress",
+        0.0,
+    )
+    assert stored(activity) == [{"type": "bookmark", "at": 3}]
+
+
+def test_progress_is_per_learner(api, enrolled, course, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    other = make_member(enrolled.org)
+    EnrollmentFactory(course=course, membership=other.membership)
+    report(api, enrolled, activity, {"type": "time", "seconds": 59})
+    assert answer(report(api, other, activity, {"type": "time", "seconds": 30})) == (
+        "in-progress",
+        0.5,
+    )
+
+
+# --- validation: the whole request is refused and nothing is stored -----------------------
+
+
+INVALID_REPORTS = [
+    ({"type": "time", "seconds": -5}, "reports.1.seconds"),
+    ({"type": "time", "seconds": 0}, "reports.1.seconds"),
+    ({"type": "time", "seconds": 86401}, "reports.1.seconds"),
+    ({"type": "time", "seconds": "30"}, "reports.1.seconds"),
+    ({"type": "time"}, "reports.1.seconds"),
+    ({"type": "media", "from": 50, "to": 10, "duration": 600}, "reports.1.to"),
+    ({"type": "media", "from": -1, "to": 10, "duration": 600}, "reports.1.from"),
+    ({"type": "media", "from": 0, "to": 700, "duration": 600}, "reports.1.to"),
+    ({"type": "media", "from": 0, "to": 10, "duration": 0}, "reports.1.duration"),
+    ({"type": "page", "page": 11, "pages": 10}, "reports.1.page"),
+    ({"type": "page", "page": 0, "pages": 10}, "reports.1.page"),
+    ({"type": "page", "page": "2", "pages": 10}, "reports.1.page"),
+    ({"type": "page", "page": 1, "pages": 0}, "reports.1.pages"),
+    ({"type": "score", "score": 11, "maxScore": 10}, "reports.1.score"),
+    ({"type": "score", "score": -1, "maxScore": 10}, "reports.1.score"),
+    ({"type": "score", "score": 1, "maxScore": 0}, "reports.1.maxScore"),
+    ({"type": ""}, "reports.1.type"),
+    ({"type": None}, "reports.1.type"),
+    ({"seconds": 30}, "reports.1.type"),
+    (42, "reports.1"),
+    ("time", "reports.1"),
+    ([{"type": "complete"}], "reports.1"),
+    (None, "reports.1"),
+]
+
+
+@pytest.mark.parametrize("bad, field", INVALID_REPORTS)
+def test_an_invalid_report_rejects_the_whole_request(api, enrolled, make_activity, bad, field):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    report(api, enrolled, activity, {"type": "time", "seconds": 10})
+    before = Progress.objects.get(activity=activity).state
+    response = report(api, enrolled, activity, {"type": "time", "seconds": 50}, bad)
+    body = assert_error(response, 400, "validation_error")
+    assert list(body["details"]) == [field]
+    assert len(stored(activity)) == 1
+    row = Progress.objects.get(activity=activity)
+    assert (row.state, row.status) == (before, "in-progress")
+
+
+def test_a_rejected_first_request_creates_no_progress(api, enrolled, make_activity):
+    activity = make_activity()
+    response = report(api, enrolled, activity, {"type": "score", "score": 3, "maxScore": 2})
+    assert_error(response, 400, "validation_error")
+    assert not Progress.objects.exists() and not ProgressReport.objects.exists()
+
+
+def test_every_invalid_report_is_named(api, enrolled, make_activity):
+    activity = make_activity()
+    response = report(
+        api,
+        enrolled,
+        activity,
+        {"type": "time", "seconds": -1},
+        {"type": "complete"},
+        {"type": "media", "from": 5, "to": 1, "duration": 9},
+    )
+    body = assert_error(response, 400, "validation_error")
+    assert set(body["details"]) == {"reports.0.seconds", "reports.2.to"}
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"reports": []}, "activity"),
+        ({"activity": "not-a-uuid", "reports": []}, "activity"),
+        ({"activity": 12345, "reports": []}, "activity"),
+        ({"activity": None, "reports": []}, "activity"),
+        ({"activity": "0193b3d6a4c87f1e9d2b3c4d5e6f7a8b", "reports": []}, "activity"),
+        ({"activity": MISSING}, "reports"),
+        ({"activity": MISSING, "reports": None}, "reports"),
+        ({"activity": MISSING, "reports": {"type": "time"}}, "reports"),
+    ],
+)
+def test_malformed_body_is_a_validation_error_naming_the_field(api, enrolled, body, field):
+    response = api.post(URL, body, token=enrolled.token)
+    assert field in assert_error(response, 400, "validation_error")["details"]
+
+
+def test_no_reports_counts_as_opening_the_activity(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    assert answer(report(api, enrolled, activity)) == ("in-progress", 0.0)
+    row = Progress.objects.get(activity=activity, membership=enrolled.membership)
+    assert row.status == "in-progress" and row.started_at is not None
+    assert stored(activity) == []
+
+
+def test_one_hundred_reports_are_accepted(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    batch = [{"type": "time", "seconds": 0.5} for _ in range(100)]
+    assert answer(report(api, enrolled, activity, *batch)) == ("in-progress", 0.833)
+    assert len(stored(activity)) == 100
+    positions = ProgressReport.objects.values_list("position", flat=True).order_by("position")
+    assert list(positions) == list(range(100))
+
+
+def test_one_hundred_and_one_reports_are_refused(api, enrolled, make_activity):
+    activity = make_activity()
+    batch = [{"type": "time", "seconds": 1} for _ in range(101)]
+    body = assert_error(report(api, enrolled, activity, *batch), 400, "validation_error")
+    assert list(body["details"]) == ["reports"]
+    assert not ProgressReport.objects.exists() and not Progress.objects.exists()
+
+
+# --- access -------------------------------------------------------------------------------
+
+
+def test_a_member_not_enrolled_is_refused(api, org, course, make_activity):
+    outsider = make_member(org)
+    activity = make_activity()
+    response = report(api, outsider, activity, {"type": "complete"})
+    assert_error(response, 403, "not_enrolled")
+    assert not Progress.objects.exists()
+
+
+def test_staff_need_an_enrollment_too(api, owner, make_activity):
+    assert_error(report(api, owner, make_activity()), 403, "not_enrolled")
+
+
+def test_enrollment_in_another_course_does_not_count(api, enrolled, org):
+    elsewhere = ActivityFactory(module=ModuleFactory(course=CourseFactory(org=org)))
+    assert_error(report(api, enrolled, elsewhere), 403, "not_enrolled")
+
+
+def test_another_organizations_activity_looks_missing(api, enrolled, other_org):
+    foreign = ActivityFactory(module=ModuleFactory(course=CourseFactory(org=other_org)))
+    # The id travels in the body, so the path-based helper does not apply; same check by hand.
+    foreign_response = api.post(
+        URL, {"activity": str(foreign.id), "reports": []}, token=enrolled.token
+    )
+    missing_response = api.post(URL, {"activity": MISSING, "reports": []}, token=enrolled.token)
+    foreign_body = assert_error(foreign_response, 404, "not_found")
+    assert foreign_body["message"] == assert_error(missing_response, 404, "not_found")["message"]
+
+
+def test_a_learner_of_another_organization_gets_404_not_403(api, other_org, make_activity):
+    stranger = make_member(other_org)
+    assert_error(report(api, stranger, make_activity(), {"type": "complete"}), 404, "not_found")
+
+
+@pytest.mark.parametrize("what", ["activity", "module", "course"])
+def test_unpublished_activity_module_or_course_is_404(api, enrolled, make_activity, what):
+    activity = make_activity()
+    target = {"activity": activity, "module": activity.module, "course": activity.course}[what]
+    target.published = False
+    target.save()
+    assert_error(report(api, enrolled, activity, {"type": "complete"}), 404, "not_found")
+    assert not Progress.objects.exists()
+
+
+def test_without_a_token_is_401(api, make_activity):
+    response = api.post(URL, {"activity": str(make_activity().id), "reports": []})
+    assert_error(response, 401, "unauthenticated")
+
+
+def test_validation_comes_before_existence_and_enrollment(api, org, other_org):
+    outsider = make_member(org)
+    foreign = ActivityFactory(module=ModuleFactory(course=CourseFactory(org=other_org)))
+    bad = {"activity": str(foreign.id), "reports": [{"type": "time", "seconds": -1}]}
+    assert_error(api.post(URL, bad, token=outsider.token), 400, "validation_error")
+
+
+# --- Idempotency-Key ----------------------------------------------------------------------
+
+
+def test_a_retry_with_the_same_key_answers_the_first_answer_and_stores_nothing(
+    api, enrolled, make_activity
+):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    headers = {"Idempotency-Key": "retry-1"}
+    first = report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
+    again = report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
+    assert answer(first) == answer(again) == ("in-progress", 0.5)
+    assert "Idempotent-Replayed" not in first and again["Idempotent-Replayed"] == "true"
+    assert len(stored(activity)) == 1
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 30})) == (
+        "completed",
+        1.0,
+    )
+
+
+def test_a_key_reused_with_another_body_still_answers_the_first_answer(
+    api, enrolled, make_activity
+):
+    activity, other = make_activity(), make_activity({"type": "reported"})
+    headers = {"Idempotency-Key": "k"}
+    first = answer(report(api, enrolled, activity, headers=headers))
+    replay = report(api, enrolled, other, {"type": "complete"}, headers=headers)
+    assert answer(replay) == first
+    assert not Progress.objects.filter(activity=other).exists()
+
+
+def test_keys_are_scoped_to_the_caller(api, enrolled, course, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    other = make_member(enrolled.org)
+    EnrollmentFactory(course=course, membership=other.membership)
+    headers = {"Idempotency-Key": "same"}
+    report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
+    response = report(api, other, activity, {"type": "time", "seconds": 6}, headers=headers)
+    assert answer(response) == ("in-progress", 0.1)
+    assert "Idempotent-Replayed" not in response
+
+
+def test_keys_expire_after_24_hours(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    headers = {"Idempotency-Key": "old"}
+    report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
+    record = IdempotencyRecord.objects.get()
+    IdempotencyRecord.objects.filter(pk=record.pk).update(
+        created_at=record.created_at - timedelta(hours=24, seconds=1)
+    )
+    again = report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
+    assert answer(again) == ("completed", 1.0)
+    assert IdempotencyRecord.objects.get().response_body == {"status": "completed", "progress": 1.0}
+
+
+def test_a_failed_request_is_not_remembered(api, enrolled, org, make_activity):
+    activity = make_activity()
+    headers = {"Idempotency-Key": "after-enrolling"}
+    outsider = make_member(org)
+    assert_error(report(api, outsider, activity, headers=headers), 403, "not_enrolled")
+    EnrollmentFactory(course=activity.course, membership=outsider.membership)
+    assert answer(report(api, outsider, activity, headers=headers)) == ("in-progress", 0.0)
+
+
+@pytest.mark.parametrize("key, ok", [("", False), ("x" * 256, False), ("x" * 255, True)])
+def test_key_length_is_1_to_255(api, enrolled, make_activity, key, ok):
+    response = report(api, enrolled, make_activity(), headers={"Idempotency-Key": key})
+    if ok:
+        assert response.status_code == 200
+    else:
+        body = assert_error(response, 400, "validation_error")
+        assert list(body["details"]) == ["Idempotency-Key"]
+        assert not Progress.objects.exists()
+
+
+# --- query counts -------------------------------------------------------------------------
+
+
+def test_query_count_does_not_grow_with_the_reports(
+    api, enrolled, make_activity, django_assert_num_queries
+):
+    activity = make_activity({"type": "time", "minSeconds": 6000})
+    report(api, enrolled, activity)  # the progress row exists from here on
+    # token, activity + enrollment, savepoint, lock, insert reports, update, release.
+    with django_assert_num_queries(7):
+        answer(report(api, enrolled, activity, {"type": "time", "seconds": 1}))
+    with django_assert_num_queries(7):
+        answer(report(api, enrolled, activity, *[{"type": "time", "seconds": 1}] * 100))
+
+
+def test_query_count_of_a_first_report(api, enrolled, make_activity, django_assert_num_queries):
+    activity = make_activity()
+    # + insert-or-ignore of the progress row and its locking read.
+    with django_assert_num_queries(9):
+        answer(report(api, enrolled, activity, {"type": "complete"}))
+
+
+def test_query_count_with_an_idempotency_key(
+    api, enrolled, make_activity, django_assert_num_queries
+):
+    activity = make_activity()
+    report(api, enrolled, activity)
+    headers = {"Idempotency-Key": "q"}
+    # + the key lookup, the purge of the caller's expired keys and the stored answer.
+    with django_assert_num_queries(10):
+        answer(report(api, enrolled, activity, {"type": "complete"}, headers=headers))
+    # A replay: token and the key lookup.
+    with django_assert_num_queries(2):
+        answer(report(api, enrolled, activity, {"type": "complete"}, headers=headers))
+
+
+def test_schema_documents_the_operation(api):
+    schema = api.get("/api/schema/", query={"format": "json"}).json()
+    operation = schema["paths"]["/api/learn/progress"]["post"]
+    assert {"200", "400", "401", "403", "404", "413", "415"} <= set(operation["responses"])
+    headers = [p["name"] for p in operation["parameters"] if p["in"] == "header"]
+    assert "Idempotency-Key" in headers
