@@ -1,3 +1,7 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from automations.views import AutomationDetailView
+
+urlpatterns = [
+    path("<uuid:id>", AutomationDetailView.as_view(), name="automation-detail"),
+]

@@ -43,14 +43,16 @@ class RequestIdMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
+            # A view whose path carries a secret (the invite token) sets a redacted log_path.
+            path = getattr(request, "log_path", None) or request.path
             access_logger.info(
                 "%s %s %s",
                 request.method,
-                request.path,
+                path,
                 response.status_code,
                 extra={
                     "method": request.method,
-                    "path": request.path,
+                    "path": path,
                     "status": response.status_code,
                     "durationMs": round((time.perf_counter() - started) * 1000, 2),
                 },

@@ -1,10 +1,18 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.utils import timezone
 
 from lms.admin import OrgScopedAdmin, admin_org_ids
-from organizations.models import ApiToken, Membership, Organization, User
-from organizations.services import create_api_token, revoke_tokens
+from lms.errors import Conflict
+from organizations.models import ApiToken, Invite, Membership, Organization, User
+from organizations.services import (
+    create_api_token,
+    create_invite,
+    reissue_invite,
+    revoke_invite,
+    revoke_tokens,
+)
 
 
 @admin.register(User)
@@ -128,3 +136,113 @@ class ApiTokenAdmin(OrgScopedAdmin):
     def revoke(self, request, queryset):
         count = revoke_tokens(queryset)
         self.message_user(request, f"Revoked {count} token(s).")
+
+
+def invite_url_path(raw_token: str) -> str:
+    return f"/api/organizations/invites/{raw_token}"
+
+
+class InviteForm(forms.ModelForm):
+    class Meta:
+        model = Invite
+        fields = ["org", "email", "first_name", "last_name", "role", "invited_by", "expires_at"]
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data.get("expires_at")
+        if expires_at is not None and expires_at <= timezone.now():
+            raise forms.ValidationError("The expiry must be in the future.")
+        return expires_at
+
+
+@admin.register(Invite)
+class InviteAdmin(OrgScopedAdmin):
+    """Invites are created here and their token shown once; afterwards only the prefix is
+    visible. Revoking and re-issuing (a new token, shown once) are actions of the list."""
+
+    form = InviteForm
+    list_display = [
+        "email",
+        "first_name",
+        "last_name",
+        "org",
+        "role",
+        "status",
+        "token_prefix",
+        "expires_at",
+        "created_at",
+    ]
+    list_filter = ["org", "state", "role"]
+    list_select_related = ["org"]
+    search_fields = ["email", "first_name", "last_name", "token_prefix"]
+    actions = ["revoke", "reissue"]
+    add_fields = ["org", "email", "first_name", "last_name", "role", "invited_by", "expires_at"]
+    change_fields = [
+        "token_prefix",
+        "org",
+        "email",
+        "first_name",
+        "last_name",
+        "role",
+        "invited_by",
+        "status",
+        "expires_at",
+        "created_at",
+    ]
+    # A new expiry or state comes only with the actions (re-issue, revoke).
+    change_readonly = ["token_prefix", "org", "invited_by", "status", "expires_at", "created_at"]
+
+    def get_fields(self, request, obj=None):
+        return self.add_fields if obj is None else self.change_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.change_readonly
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "invited_by":
+            qs = Membership.objects.select_related("user", "org")
+            org_ids = admin_org_ids(request)
+            kwargs["queryset"] = qs if org_ids is None else qs.filter(org_id__in=org_ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    @admin.display(description="status")
+    def status(self, obj: Invite) -> str:
+        return obj.status
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        data = form.cleaned_data
+        _, raw = create_invite(
+            org=data["org"],
+            email=data["email"],
+            first_name=data["first_name"],
+            last_name=data["last_name"],
+            role=data["role"],
+            invited_by=data.get("invited_by"),
+            expires_at=data.get("expires_at"),
+            instance=obj,
+        )
+        messages.warning(
+            request,
+            f"Invite token for {obj.email} (shown only this once, copy it now): {raw} "
+            f"- lookup: {invite_url_path(raw)}",
+        )
+
+    @admin.action(description="Revoke selected invites")
+    def revoke(self, request, queryset):
+        count = sum(revoke_invite(invite=invite) for invite in queryset)
+        self.message_user(request, f"Revoked {count} invite(s).")
+
+    @admin.action(description="Re-issue selected invites (new token and expiry)")
+    def reissue(self, request, queryset):
+        for invite in queryset:
+            try:
+                _, raw = reissue_invite(invite=invite)
+            except Conflict as exc:
+                self.message_user(request, f"{invite.email}: {exc.message}", messages.ERROR)
+                continue
+            messages.warning(
+                request,
+                f"New invite token for {invite.email} (shown only this once, the old one no "
+                f"longer works): {raw} - lookup: {invite_url_path(raw)}",
+            )

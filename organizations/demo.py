@@ -1,7 +1,46 @@
 """seed_demo part of this app beyond members and tokens: the invites (see shared DEMO.md)."""
 
+from datetime import timedelta
+
+from django.utils import timezone
+
 from lms.demo import DemoOrg
+from organizations.models import Invite, Membership
+from organizations.services import create_invite, revoke_invite
+
+# manifest key -> (first name, last name); the e-mail is invite.<key>@<the org's domain>.
+INVITEES = {
+    "pending": ("Paula", "Pending"),
+    "expired": ("Ethan", "Expired"),
+    "accepted": ("Ada", "Accepted"),
+    "revoked": ("Rita", "Revoked"),
+}
 
 
 def seed(demo: DemoOrg) -> None:
-    """Adds ``invites`` to the manifest."""
+    """Adds ``invites``: one fresh token per state. Tokens exist only as hashes, so every run
+    replaces the previous run's demo invites (by their e-mail addresses) with new ones."""
+    owner: Membership = demo.members["owner"]
+    domain = owner.user.email.split("@", 1)[1]
+    emails = {key: f"invite.{key}@{domain}" for key in INVITEES}
+    Invite.objects.for_org(demo.org).filter(email__in=emails.values()).delete()
+    tokens = {}
+    for key, (first_name, last_name) in INVITEES.items():
+        invite, raw = create_invite(
+            org=demo.org,
+            email=emails[key],
+            first_name=first_name,
+            last_name=last_name,
+            invited_by=owner,
+        )
+        if key == "expired":
+            Invite.objects.filter(pk=invite.pk).update(
+                expires_at=timezone.now() - timedelta(days=1)
+            )
+        elif key == "accepted":
+            # Accepting adds a membership, which the demo's member list must not grow by.
+            Invite.objects.filter(pk=invite.pk).update(state=Invite.State.ACCEPTED)
+        elif key == "revoked":
+            revoke_invite(invite=invite)
+        tokens[key] = raw
+    demo.manifest["invites"] = tokens

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.contrib.auth.models import AbstractUser, UserManager
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -130,3 +132,91 @@ class ApiToken(OrgScopedModel):
         if self.revoked_at is not None:
             return False
         return self.expires_at is None or self.expires_at > timezone.now()
+
+
+INVITE_TOKEN_PREFIX = "inv_"
+INVITE_LIFETIME = timedelta(days=7)
+
+
+def new_invite_token() -> str:
+    return INVITE_TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def default_invite_expiry():
+    return timezone.now() + INVITE_LIFETIME
+
+
+class Invite(OrgScopedModel):
+    """An invitation to join ``org`` with ``role``.
+
+    Only the SHA-256 of the token is stored; ``token_prefix`` identifies it to staff. The
+    stored ``state`` is pending, accepted or revoked; a pending invite whose ``expires_at``
+    has passed is expired, which is derived from the clock and never stored.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ACCEPTED = "accepted", "Accepted"
+        REVOKED = "revoked", "Revoked"
+
+    email = models.EmailField("e-mail address")
+    first_name = models.CharField(max_length=150)
+    last_name = models.CharField(max_length=150)
+    role = models.CharField(
+        max_length=20, choices=Membership.Role.choices, default=Membership.Role.LEARNER
+    )
+    invited_by = models.ForeignKey(
+        Membership,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="invites_sent",
+    )
+    expires_at = models.DateTimeField(default=default_invite_expiry)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    token_prefix = models.CharField(max_length=12, editable=False)
+    # Looked up without an organization (the public lookup knows only the token), so the
+    # one index that does not start with ``org``, like ApiToken.key_hash.
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["org", "email"], name="invite_org_email")]
+
+    def __str__(self) -> str:
+        return f"{self.email} ({self.status})"
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
+    def status(self) -> str:
+        """pending, expired, accepted or revoked: the state with expiry applied."""
+        if self.state == self.State.PENDING and self.is_expired:
+            return "expired"
+        return self.state
+
+    def clean(self) -> None:
+        super().clean()
+        if (
+            self.invited_by_id is not None
+            and self.org_id is not None
+            and self.invited_by.org_id != self.org_id
+        ):
+            raise ValidationError(
+                {"invited_by": "The inviter must be a member of the invite's organization."}
+            )
+
+
+class ThrottleWindow(models.Model):
+    """The accepted hits of one throttle key within its window, for the database store of
+    ``organizations.throttling``. Keyed by scope and client address, not by organization:
+    it is not tenant data. ``hits`` are Unix times, ascending; ``expires`` is when the last
+    of them leaves the window, after which the row may be purged."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    hits = models.JSONField(default=list)
+    expires = models.FloatField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key

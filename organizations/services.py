@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from lms.errors import Conflict, validation_error
 from organizations.models import (
     ApiToken,
+    Invite,
     Membership,
     Organization,
     User,
+    default_invite_expiry,
     hash_token,
+    new_invite_token,
     new_raw_token,
 )
 
@@ -57,3 +62,101 @@ def create_api_token(
 
 def revoke_tokens(queryset) -> int:
     return queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def _issue_invite_token(invite: Invite) -> str:
+    raw = new_invite_token()
+    invite.token_prefix = raw[:12]
+    invite.token_hash = hash_token(raw)
+    return raw
+
+
+def _require_future(expires_at: datetime) -> None:
+    if expires_at <= timezone.now():
+        raise validation_error({"expiresAt": ["The expiry must be in the future."]})
+
+
+@transaction.atomic
+def create_invite(
+    *,
+    org: Organization,
+    email: str,
+    first_name: str,
+    last_name: str,
+    role: str = Membership.Role.LEARNER,
+    invited_by: Membership | None = None,
+    expires_at: datetime | None = None,
+    instance: Invite | None = None,
+) -> tuple[Invite, str]:
+    """A pending invite to ``org`` (saved into ``instance`` when the admin passes its unsaved
+    object). The raw token is returned here and never again: only its hash is kept."""
+    expires_at = expires_at or default_invite_expiry()
+    _require_future(expires_at)
+    invite = instance or Invite()
+    invite.org = org
+    invite.email = User.objects.normalize_email(email.strip()).lower()
+    invite.first_name = first_name.strip()
+    invite.last_name = last_name.strip()
+    invite.role = role
+    invite.invited_by = invited_by
+    invite.expires_at = expires_at
+    invite.state = Invite.State.PENDING
+    raw = _issue_invite_token(invite)
+    _validate(invite)
+    invite.save()
+    return invite, raw
+
+
+@transaction.atomic
+def revoke_invite(*, invite: Invite) -> bool:
+    """Revoke a pending (or expired) invite so its token stops working. An accepted invite
+    stays accepted. True when the invite was revoked by this call."""
+    revoked = (
+        Invite.objects.filter(pk=invite.pk, state=Invite.State.PENDING).update(
+            state=Invite.State.REVOKED, updated_at=timezone.now()
+        )
+        == 1
+    )
+    if revoked:
+        invite.refresh_from_db(fields=["state", "updated_at"])
+    return revoked
+
+
+@transaction.atomic
+def reissue_invite(*, invite: Invite, expires_at: datetime | None = None) -> tuple[Invite, str]:
+    """A new token and a new expiry for a pending, expired or revoked invite, which is
+    pending again; the old token stops working at once. An accepted invite is a Conflict."""
+    invite = Invite.objects.select_for_update().get(pk=invite.pk)
+    if invite.state == Invite.State.ACCEPTED:
+        raise Conflict("An accepted invite cannot be re-issued.")
+    expires_at = expires_at or default_invite_expiry()
+    _require_future(expires_at)
+    raw = _issue_invite_token(invite)
+    invite.expires_at = expires_at
+    invite.state = Invite.State.PENDING
+    invite.save(update_fields=["token_prefix", "token_hash", "expires_at", "state", "updated_at"])
+    return invite, raw
+
+
+_INVITE_WIRE_NAMES = {
+    "email": "email",
+    "first_name": "firstName",
+    "last_name": "lastName",
+    "role": "role",
+    "invited_by": "invitedBy",
+    "__all__": "nonFieldErrors",
+}
+
+
+def _validate(invite: Invite) -> None:
+    """The model's own validation (field formats, choices, the inviter's organization), the
+    same that the admin's form runs, as a validation_error keyed by wire names."""
+    try:
+        invite.full_clean(exclude=["org", "token_prefix", "token_hash"], validate_unique=False)
+    except DjangoValidationError as exc:
+        raise validation_error(
+            {
+                _INVITE_WIRE_NAMES.get(field, field): [str(m) for m in messages]
+                for field, messages in exc.message_dict.items()
+            }
+        ) from None

@@ -1,0 +1,61 @@
+import json
+
+from django import forms
+from django.contrib import admin
+
+from automations.models import Automation
+from automations.registry import TRIGGERS, schema_text
+from automations.services import save_automation
+from lms.admin import OrgScopedAdmin
+
+
+class AutomationForm(forms.ModelForm):
+    """The trigger is offered from the registry but validated, like the actions, only by the
+    model's clean(), so both are checked by one rule and each problem is reported once."""
+
+    trigger = forms.CharField(
+        widget=forms.Select(choices=[("", "---------")] + [(t, t) for t in TRIGGERS])
+    )
+
+    class Meta:
+        model = Automation
+        fields = ["org", "name", "description", "trigger", "actions", "enabled"]
+        widgets = {"actions": forms.Textarea(attrs={"rows": 16, "cols": 100})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["actions"].help_text = (
+            'A JSON list, in the order the actions run, of {"type": ..., "input": {...}}.\n'
+            + schema_text()
+        )
+        if not self.is_bound and not self.instance.pk:
+            self.initial.setdefault(
+                "actions",
+                json.dumps(
+                    [{"type": "send_email", "input": {"to": "learner", "subject": "", "body": ""}}]
+                ),
+            )
+
+
+@admin.register(Automation)
+class AutomationAdmin(OrgScopedAdmin):
+    form = AutomationForm
+    list_display = ["name", "org", "trigger", "action_count", "enabled", "updated_at"]
+    list_filter = ["org", "trigger", "enabled"]
+    list_select_related = ["org"]
+    search_fields = ["name", "description"]
+
+    @admin.display(description="actions")
+    def action_count(self, obj: Automation) -> int:
+        return len(obj.actions) if isinstance(obj.actions, list) else 0
+
+    def save_model(self, request, obj, form, change):
+        save_automation(
+            org=obj.org,
+            name=obj.name,
+            description=obj.description,
+            trigger=obj.trigger,
+            actions=obj.actions,
+            enabled=obj.enabled,
+            instance=obj,
+        )

@@ -1,0 +1,54 @@
+"""Automations: when a trigger fires in an organization, run an ordered list of actions."""
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+from automations.registry import describe_problem, validate_automation
+from lms.tenancy import OrgScopedModel
+
+
+class Automation(OrgScopedModel):
+    """``trigger`` and every action in ``actions`` (an ordered list of ``{type, input}``)
+    are valid against ``automations.registry``: model validation (``full_clean``) refuses
+    anything else, and the admin and ``services.save_automation`` both run it before
+    saving. The actions are stored as one JSON list, so reading an automation is one query."""
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    trigger = models.CharField(max_length=64)
+    actions = models.JSONField(default=list)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["org", "name"], name="automation_org_name_unique"),
+        ]
+        indexes = [
+            # What runs when a trigger fires in an organization.
+            models.Index(
+                fields=["org", "trigger"], name="automation_org_trigger", condition=Q(enabled=True)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean_fields(self, exclude=None) -> None:
+        """The fields' own checks, then the registry's. Per field rather than in clean() so
+        that a field the admin's form could not even parse (``exclude``) is not reported a
+        second time by the registry."""
+        errors: dict[str, list] = {}
+        try:
+            super().clean_fields(exclude=exclude)
+        except ValidationError as exc:
+            errors = exc.update_error_dict(errors)
+        skip = set(exclude or ()) | set(errors)
+        for path, messages in validate_automation(self.trigger, self.actions).items():
+            field = path.split(".", 1)[0]
+            if field not in skip:
+                errors.setdefault(field, []).extend(
+                    describe_problem(path, message, self.actions) for message in messages
+                )
+        if errors:
+            raise ValidationError(errors)

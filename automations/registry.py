@@ -1,0 +1,286 @@
+"""The triggers and action types the product knows, and the schema of each action's input.
+
+An automation is valid when its trigger is named here and each action is an object
+``{"type": <an action type here>, "input": <an object that type's schema accepts>}``.
+``validate_automation`` returns every problem at once, keyed by the wire path of the
+offending value (``trigger``, ``actions``, ``actions.1.type``, ``actions.1.input.subject``),
+so an API error's ``details`` and the admin's messages can both name it exactly.
+Adding a trigger or an action type is adding an entry here; nothing is stored elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator, validate_email
+
+Problems = dict[str, list[str]]
+
+MAX_ACTIONS = 20
+
+
+@dataclass(frozen=True)
+class Trigger:
+    name: str
+    description: str
+    # Whom send_email may address by role when this trigger fires.
+    recipients: frozenset[str] = frozenset({"learner"})
+
+
+TRIGGERS: dict[str, Trigger] = {
+    t.name: t
+    for t in [
+        Trigger("enrollment.created", "A member is enrolled in a course."),
+        Trigger("activity.completed", "A learner completes an activity."),
+        Trigger("course.completed", "A learner completes a course."),
+        Trigger(
+            "invite.accepted",
+            "An invitee accepts an invite and becomes a member ('learner' is the new member).",
+            frozenset({"learner", "inviter"}),
+        ),
+    ]
+}
+
+
+# A check returns None when the value is good, else one sentence saying what is wrong.
+Check = Callable[[Any, Trigger | None], str | None]
+
+
+@dataclass(frozen=True)
+class InputField:
+    name: str
+    check: Check
+    doc: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class ActionType:
+    name: str
+    description: str
+    fields: tuple[InputField, ...] = field(default_factory=tuple)
+
+    def validate(self, data: dict, trigger: Trigger | None) -> Problems:
+        """Problems of ``data`` keyed by its field names. ``trigger`` is None when unknown
+        (that is reported on its own), and then checks that depend on it are skipped."""
+        problems: Problems = {}
+        known = {f.name for f in self.fields}
+        for key in data:
+            if key not in known:
+                problems[str(key)] = [f"Unknown field; {self.name} takes {_names(known)}."]
+        for spec in self.fields:
+            if spec.name not in data:
+                if spec.required:
+                    problems[spec.name] = ["This field is required."]
+                continue
+            message = spec.check(data[spec.name], trigger)
+            if message:
+                problems[spec.name] = [message]
+        return problems
+
+
+def _names(names) -> str:
+    return ", ".join(sorted(names))
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def _one_line(max_length: int) -> Check:
+    def check(value, trigger):
+        if not isinstance(value, str) or not value.strip():
+            return "Must be a non-empty string."
+        if "\r" in value or "\n" in value:
+            return "Must be one line."
+        if len(value) > max_length:
+            return f"Must be at most {max_length} characters."
+        return None
+
+    return check
+
+
+def _text(max_length: int) -> Check:
+    def check(value, trigger):
+        if not isinstance(value, str):
+            return "Must be a string."
+        if len(value) > max_length:
+            return f"Must be at most {max_length} characters."
+        return None
+
+    return check
+
+
+def _recipient(value, trigger):
+    roles = {"learner", "inviter"}
+    if not isinstance(value, str) or not value:
+        return f"Must be {_names(roles)} or an e-mail address."
+    if value in roles:
+        if trigger is not None and value not in trigger.recipients:
+            return (
+                f"There is no {value} when {trigger.name} fires; "
+                f"use {_names(trigger.recipients)} or an e-mail address."
+            )
+        return None
+    try:
+        validate_email(value)
+    except ValidationError:
+        return f"Must be {_names(roles)} or an e-mail address."
+    return None
+
+
+def _uuid_string(value, trigger):
+    if isinstance(value, str):
+        try:
+            if str(uuid.UUID(value)) == value.lower():
+                return None
+        except ValueError:
+            pass
+    return "Must be an id: a UUID string such as 0190c3a2-7b1e-7c3d-9f00-2a5b6c7d8e9f."
+
+
+_http_url = URLValidator(schemes=["http", "https"])
+
+
+def _url(value, trigger):
+    if not isinstance(value, str) or len(value) > 2000:
+        return "Must be an http or https URL of at most 2000 characters."
+    try:
+        _http_url(value)
+    except ValidationError:
+        return "Must be an http or https URL."
+    return None
+
+
+def _one_of(*choices: str) -> Check:
+    def check(value, trigger):
+        return None if value in choices else f"Must be one of {', '.join(choices)}."
+
+    return check
+
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,100}$")
+
+
+def _headers(value, trigger):
+    if not isinstance(value, dict):
+        return "Must be an object of header names to string values."
+    for name, header_value in value.items():
+        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+            return f"{name!r} is not a valid header name."
+        if not isinstance(header_value, str) or len(header_value) > 1000:
+            return f"The value of {name} must be a string of at most 1000 characters."
+        if "\r" in header_value or "\n" in header_value:
+            return f"The value of {name} must be one line."
+    return None
+
+
+ACTION_TYPES: dict[str, ActionType] = {
+    a.name: a
+    for a in [
+        ActionType(
+            "send_email",
+            "Send an e-mail.",
+            (
+                InputField(
+                    "to",
+                    _recipient,
+                    '"learner", "inviter" (only for invite.accepted) or an e-mail address',
+                ),
+                InputField(
+                    "subject", _one_line(200), "non-empty, one line, at most 200 characters"
+                ),
+                InputField(
+                    "body", _text(20000), "a string (may be empty), at most 20000 characters"
+                ),
+            ),
+        ),
+        ActionType(
+            "enroll_in_course",
+            "Enroll the learner in a course.",
+            (InputField("courseId", _uuid_string, "the course's id (a UUID string)"),),
+        ),
+        ActionType(
+            "webhook",
+            "Call an HTTP endpoint with the event as JSON.",
+            (
+                InputField("url", _url, "an http or https URL"),
+                InputField("method", _one_of("POST", "PUT"), '"POST" (default) or "PUT"', False),
+                InputField(
+                    "headers",
+                    _headers,
+                    "an object of header names to one-line string values",
+                    False,
+                ),
+            ),
+        ),
+    ]
+}
+
+
+def validate_automation(trigger: Any, actions: Any) -> Problems:
+    """Every problem of a trigger and its actions, keyed by wire path; empty when valid."""
+    problems: Problems = {}
+    known_trigger = TRIGGERS.get(trigger) if isinstance(trigger, str) else None
+    if known_trigger is None:
+        problems["trigger"] = [f"Unknown trigger {trigger!r}; expected one of {_names(TRIGGERS)}."]
+    if not isinstance(actions, list):
+        problems["actions"] = ["Must be a list of {type, input} objects."]
+        return problems
+    if not actions:
+        problems["actions"] = ["At least one action is required."]
+    elif len(actions) > MAX_ACTIONS:
+        problems["actions"] = [f"At most {MAX_ACTIONS} actions are allowed."]
+    for index, action in enumerate(actions[:MAX_ACTIONS]):
+        path = f"actions.{index}"
+        if not isinstance(action, dict):
+            problems[path] = ["Must be an object with type and input."]
+            continue
+        extra = set(action) - {"type", "input"}
+        if extra:
+            problems[path] = [
+                f"Unknown keys {_names(map(str, extra))}; an action has type and input."
+            ]
+        type_name = action.get("type")
+        action_type = ACTION_TYPES.get(type_name) if isinstance(type_name, str) else None
+        if action_type is None:
+            problems[f"{path}.type"] = [
+                f"Unknown action type {type_name!r}; expected one of {_names(ACTION_TYPES)}."
+            ]
+            continue
+        data = action.get("input")
+        if not isinstance(data, dict):
+            problems[f"{path}.input"] = ["Must be an object."]
+            continue
+        for key, messages in action_type.validate(data, known_trigger).items():
+            problems[f"{path}.input.{key}"] = messages
+    return problems
+
+
+def describe_problem(path: str, message: str, actions: Any) -> str:
+    """One sentence for a person: 'Action 2 (send_email), input.subject: Must be ...'."""
+    parts = path.split(".", 2)
+    if parts[0] != "actions" or len(parts) < 2:
+        return message
+    index = int(parts[1])
+    action = actions[index] if isinstance(actions, list) and index < len(actions) else None
+    action_type = action.get("type") if isinstance(action, dict) else None
+    where = f"Action {index + 1}" + (f" ({action_type})" if isinstance(action_type, str) else "")
+    return f"{where}, {parts[2]}: {message}" if len(parts) == 3 else f"{where}: {message}"
+
+
+def schema_text() -> str:
+    """The registry for people (the admin's help text)."""
+    lines = ["Triggers: " + ", ".join(TRIGGERS) + ".", "Action types:"]
+    for action_type in ACTION_TYPES.values():
+        fields = "; ".join(
+            f"{f.name}{'' if f.required else ' (optional)'}: {f.doc}" for f in action_type.fields
+        )
+        lines.append(
+            f'- {action_type.name}: {{"type": "{action_type.name}", "input": {{{fields}}}}}'
+        )
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_email
+from django.utils import timezone
+
+from lms.errors import ValidationFailed
+from lms.ids import parse_uuid
+from organizations.models import INVITE_LIFETIME, Invite, Membership, Organization
+from organizations.services import create_invite
+
+MAX_DAYS = 365
+NAME_MAX = Invite._meta.get_field("first_name").max_length
+
+
+class Command(BaseCommand):
+    help = (
+        "Invite someone to an organization and print the invite token once (on stdout), "
+        "with the path where it is read."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--org", required=True, help="The organization's id, or its exact name."
+        )
+        parser.add_argument("--email", required=True, help="The invitee's e-mail address.")
+        parser.add_argument("--first-name", required=True, help="The invitee's first name.")
+        parser.add_argument("--last-name", required=True, help="The invitee's last name.")
+        parser.add_argument(
+            "--role",
+            choices=[role.value for role in Membership.Role],
+            default=Membership.Role.LEARNER.value,
+            help="The role the invite grants (default: learner).",
+        )
+        parser.add_argument(
+            "--expires-in-days",
+            type=int,
+            default=INVITE_LIFETIME.days,
+            help=f"Days until the invite expires, 1..{MAX_DAYS} (default: {INVITE_LIFETIME.days}).",
+        )
+
+    def handle(self, *args, **options):
+        email = options["email"].strip().lower()
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise CommandError(f"{options['email']!r} is not an e-mail address.") from None
+        names = {}
+        for option in ("first_name", "last_name"):
+            value = options[option].strip()
+            flag = "--" + option.replace("_", "-")
+            if not value:
+                raise CommandError(f"{flag} must not be empty.")
+            if len(value) > NAME_MAX:
+                raise CommandError(f"{flag} must be at most {NAME_MAX} characters.")
+            names[option] = value
+        days = options["expires_in_days"]
+        if not 1 <= days <= MAX_DAYS:
+            raise CommandError(f"--expires-in-days must be between 1 and {MAX_DAYS}.")
+        org = self.find_org(options["org"])
+        try:
+            invite, raw = create_invite(
+                org=org,
+                email=email,
+                role=options["role"],
+                expires_at=timezone.now() + timedelta(days=days),
+                **names,
+            )
+        except ValidationFailed as exc:
+            raise CommandError(exc.message) from None
+        self.stderr.write(
+            f"Invite for {invite.email} ({invite.role}) to {org.name}, expires "
+            f"{invite.expires_at:%Y-%m-%d %H:%M} UTC. The token is shown only this once:"
+        )
+        self.stdout.write(raw)
+        self.stderr.write(f"Read it at: GET /api/organizations/invites/{raw}")
+
+    def find_org(self, value: str) -> Organization:
+        org_id = parse_uuid(value)
+        if org_id is not None:
+            org = Organization.objects.filter(id=org_id).first()
+        else:
+            matches = list(Organization.objects.filter(name=value)[:2])
+            if len(matches) > 1:
+                raise CommandError(f"Several organizations are named {value!r}; use the id.")
+            org = matches[0] if matches else None
+        if org is None:
+            raise CommandError(f"No organization {value!r}.")
+        return org

@@ -1,0 +1,187 @@
+"""Automations are validated against the registry wherever they are saved: the model's
+clean(), the service, the admin's form. And seed_demo fills its part of the manifest."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+from django.test import Client
+
+from automations.models import Automation
+from automations.services import save_automation
+from lms.errors import ValidationFailed
+from tests.automations.factories import welcome_email
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_model_clean_explains_which_action_and_field_is_wrong(org):
+    automation = Automation(
+        org=org,
+        name="Bad",
+        trigger="course.finished",
+        actions=[welcome_email(), welcome_email(subject="")],
+    )
+    with pytest.raises(ValidationError) as caught:
+        automation.full_clean()
+    assert caught.value.message_dict == {
+        "trigger": [
+            "Unknown trigger 'course.finished'; expected one of activity.completed, "
+            "course.completed, enrollment.created, invite.accepted."
+        ],
+        "actions": ["Action 2 (send_email), input.subject: Must be a non-empty string."],
+    }
+
+
+def test_service_saves_a_valid_automation(org):
+    automation = save_automation(
+        org=org, name="Welcome", trigger="invite.accepted", actions=[welcome_email(to="inviter")]
+    )
+    assert Automation.objects.for_org(org).get() == automation
+
+
+def test_service_refuses_with_details_keyed_by_wire_path(org):
+    with pytest.raises(ValidationFailed) as caught:
+        save_automation(
+            org=org,
+            name="Welcome",
+            trigger="enrollment.created",
+            actions=[welcome_email(), {"type": "webhook", "input": {"url": "ftp://x"}}],
+        )
+    assert caught.value.details == {"actions.1.input.url": ["Must be an http or https URL."]}
+    assert not Automation.objects.exists()
+
+
+def test_service_refuses_a_duplicate_name_in_one_organization(org, other_org):
+    args = {"name": "Welcome", "trigger": "enrollment.created", "actions": [welcome_email()]}
+    save_automation(org=org, **args)
+    save_automation(org=other_org, **args)  # another organization may use the name
+    with pytest.raises(ValidationFailed) as caught:
+        save_automation(org=org, **args)
+    assert "nonFieldErrors" in caught.value.details
+
+
+# --- the admin -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def superuser_client() -> Client:
+    client = Client()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    return client
+
+
+def form_data(org, **changes) -> dict:
+    data = {
+        "org": str(org.id),
+        "name": "Welcome",
+        "description": "",
+        "trigger": "enrollment.created",
+        "actions": json.dumps([welcome_email()]),
+        "enabled": "on",
+    }
+    return {**data, **changes}
+
+
+def test_admin_saves_a_valid_automation(org, superuser_client):
+    response = superuser_client.post("/admin/automations/automation/add/", form_data(org))
+    assert response.status_code == 302
+    assert Automation.objects.get().actions == [welcome_email()]
+
+
+def test_admin_refuses_a_bad_action_with_a_readable_error(org, superuser_client):
+    actions = [welcome_email(), welcome_email(to="everyone")]
+    response = superuser_client.post(
+        "/admin/automations/automation/add/", form_data(org, actions=json.dumps(actions))
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert errors == {
+        "actions": [
+            "Action 2 (send_email), input.to: Must be inviter, learner or an e-mail address."
+        ]
+    }
+    assert "Action 2 (send_email), input.to" in response.content.decode()
+    assert not Automation.objects.exists()
+
+
+def test_admin_refuses_an_unknown_trigger_and_action_type_once_each(org, superuser_client):
+    response = superuser_client.post(
+        "/admin/automations/automation/add/",
+        form_data(
+            org,
+            trigger="course.deleted",
+            actions=json.dumps([{"type": "send_sms", "input": {}}]),
+        ),
+    )
+    errors = response.context["adminform"].form.errors
+    assert errors["trigger"] == [
+        "Unknown trigger 'course.deleted'; expected one of activity.completed, "
+        "course.completed, enrollment.created, invite.accepted."
+    ]
+    assert errors["actions"] == [
+        "Action 1 (send_sms), type: Unknown action type 'send_sms'; expected one of "
+        "enroll_in_course, send_email, webhook."
+    ]
+
+
+def test_admin_refuses_actions_that_are_not_json(org, superuser_client):
+    response = superuser_client.post(
+        "/admin/automations/automation/add/", form_data(org, actions="[{type: send_email}")
+    )
+    assert response.context["adminform"].form.errors["actions"] == ["Enter a valid JSON."]
+
+
+def test_admin_change_is_validated_too(org, superuser_client):
+    automation = save_automation(
+        org=org, name="Welcome", trigger="enrollment.created", actions=[welcome_email()]
+    )
+    response = superuser_client.post(
+        f"/admin/automations/automation/{automation.pk}/change/",
+        form_data(org, actions=json.dumps([welcome_email(subject="Line\nbreak")])),
+    )
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["actions"] == [
+        "Action 1 (send_email), input.subject: Must be one line."
+    ]
+    automation.refresh_from_db()
+    assert automation.actions == [welcome_email()]
+
+
+def test_admin_of_one_org_cannot_file_an_automation_under_another(org, other_org, admin_member):
+    user = admin_member.user
+    user.is_staff = True
+    user.save()
+    client = Client()
+    client.force_login(user)
+    response = client.post("/admin/automations/automation/add/", form_data(other_org))
+    assert response.status_code == 200
+    assert "org" in response.context["adminform"].form.errors
+    assert not Automation.objects.exists()
+
+
+# --- seed_demo -------------------------------------------------------------------------------
+
+
+def test_seed_demo_lists_readable_automations_and_is_idempotent(api):
+    first = json.loads(call_demo())
+    second = json.loads(call_demo())
+    for key in ("org", "otherOrg"):
+        ids = second[key]["automations"]
+        assert len(ids) >= 2 and ids == first[key]["automations"]
+        owner = second[key]["tokens"]["owner"]
+        bodies = [api.get(f"/api/automations/{i}", token=owner).json() for i in ids]
+        assert all(body["orgId"] == second[key]["id"] for body in bodies)
+        assert {body["enabled"] for body in bodies} == {True, False}
+    assert Automation.objects.count() == len(second["org"]["automations"]) * 2
+
+
+def call_demo() -> str:
+    out = StringIO()
+    call_command("seed_demo", "--json", stdout=out, stderr=StringIO())
+    return out.getvalue()
