@@ -1,0 +1,155 @@
+"""The tenancy guard: every API route that takes an id, and every id a body carries, answers
+another organization's record exactly like a missing one. A new route or a new tenant-owned
+model fails here until it is given a case (or a reason why it has none)."""
+
+import uuid
+
+import pytest
+from django.apps import apps
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from learn.models import Enrollment
+from lms.tenancy import OrgScopedModel
+from tests.automations.factories import AutomationFactory
+from tests.downloads.factories import AssetFactory, DownloadFactory, link
+from tests.helpers import assert_foreign_looks_missing, make_member
+from tests.learn.factories import ActivityFactory
+
+pytestmark = pytest.mark.django_db
+MISSING = str(uuid.UUID(int=0x01900000_0000_7000_8000_000000000000))
+
+
+def api_routes_with_ids() -> set[str]:
+    found: set[str] = set()
+
+    def walk(patterns, prefix: str) -> None:
+        for entry in patterns:
+            route = prefix + str(entry.pattern)
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, route)
+            elif isinstance(entry, URLPattern) and route.startswith("api/") and "<uuid:" in route:
+                found.add(route)
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+@pytest.fixture
+def world(org, other_org):
+    """One of everything in each organization; ``other`` holds the foreign ids."""
+    theirs = make_member(other_org)
+    their_download, their_asset = DownloadFactory(org=other_org), AssetFactory(org=other_org)
+    link(their_download, their_asset)
+    their_activity = ActivityFactory(org=other_org, module__course__org=other_org)
+    Enrollment.objects.create(
+        org=other_org, course=their_activity.course, membership=theirs.membership
+    )
+    return {
+        "my_download": DownloadFactory(org=org),
+        "my_asset": AssetFactory(org=org),
+        "download": their_download,
+        "asset": their_asset,
+        "activity": their_activity,
+        "course": their_activity.course,
+        "automation": AutomationFactory(org=other_org),
+    }
+
+
+# route -> cases of (method, url with a foreign id, the same url with a missing id, body)
+CASES = {
+    "api/downloads/<uuid:downloadId>/assets": lambda w: [
+        (
+            "POST",
+            f"/api/downloads/{w['download'].id}/assets",
+            f"/api/downloads/{MISSING}/assets",
+            {"assetId": str(w["my_asset"].id)},
+        ),
+        (
+            "POST",
+            f"/api/downloads/{w['my_download'].id}/assets",
+            f"/api/downloads/{w['my_download'].id}/assets",
+            {"assetId": str(w["asset"].id)},
+        ),
+    ],
+    "api/downloads/<uuid:downloadId>/assets/<uuid:assetId>": lambda w: [
+        (
+            "DELETE",
+            f"/api/downloads/{w['download'].id}/assets/{w['asset'].id}",
+            f"/api/downloads/{MISSING}/assets/{MISSING}",
+            None,
+        ),
+        (
+            "DELETE",
+            f"/api/downloads/{w['my_download'].id}/assets/{w['asset'].id}",
+            f"/api/downloads/{w['my_download'].id}/assets/{MISSING}",
+            None,
+        ),
+    ],
+    "api/learn/courses/<uuid:courseId>/activities": lambda w: [
+        (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/activities",
+            f"/api/learn/courses/{MISSING}/activities",
+            None,
+        ),
+    ],
+    "api/automations/<uuid:id>": lambda w: [
+        ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
+    ],
+}
+# Ids carried in bodies rather than paths.
+BODY_CASES = [
+    lambda w: (
+        "POST",
+        "/api/learn/progress",
+        {"activity": str(w["activity"].id), "reports": []},
+        {"activity": MISSING, "reports": []},
+    ),
+]
+# Tenant-owned models and how the API reaches them by id (or why it never does).
+MODELS = {
+    "downloads.Asset": "by id in link bodies and unlink paths",
+    "downloads.Download": "by id in link and unlink paths",
+    "downloads.DownloadAsset": "only inside a download's list",
+    "learn.Course": "by id in the activities path",
+    "learn.Module": "never by id",
+    "learn.Activity": "by id in progress bodies",
+    "learn.Enrollment": "never by id; decides not_enrolled",
+    "learn.Progress": "never by id",
+    "learn.ProgressReport": "never by id",
+    "learn.IdempotencyRecord": "never by id; scoped to the caller",
+    "organizations.Membership": "never by id; the token's own",
+    "organizations.ApiToken": "never by id; looked up by hash",
+    "organizations.Invite": "by token, which is global by design",
+    "automations.Automation": "by id in the automation path",
+    "bundles.Bundle": "listed only, filtered by the caller's organization",
+}
+
+
+def test_every_api_route_with_an_id_has_an_isolation_case():
+    assert api_routes_with_ids() == set(CASES)
+
+
+def test_every_tenant_owned_model_is_accounted_for():
+    owned = {model._meta.label for model in apps.get_models() if issubclass(model, OrgScopedModel)}
+    assert owned <= set(MODELS), owned - set(MODELS)
+
+
+@pytest.mark.parametrize("route", sorted(CASES))
+def test_foreign_ids_in_paths_look_missing(api, owner, world, route):
+    for method, foreign, missing, body in CASES[route](world):
+        assert_foreign_looks_missing(api, method, foreign, missing, token=owner.token, data=body)
+
+
+@pytest.mark.parametrize("case", BODY_CASES)
+def test_foreign_ids_in_bodies_look_missing(api, owner, world, case):
+    from tests.helpers import assert_error
+
+    method, url, foreign_body, missing_body = case(world)
+    foreign = assert_error(
+        api.request(method, url, foreign_body, token=owner.token), 404, "not_found"
+    )
+    missing = assert_error(
+        api.request(method, url, missing_body, token=owner.token), 404, "not_found"
+    )
+    assert foreign["message"] == missing["message"]
