@@ -2,11 +2,15 @@
 #   make run    install, migrate, seed the demo data and serve on http://127.0.0.1:8000
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
+#   make bench  load figures of the seven operations under gunicorn on PostgreSQL
+#               (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/lms_bench;
+#               BENCH_ARGS for bench/load.py, e.g. BENCH_ARGS="--duration 5 --only bundles")
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: run test lint serve bench clean
 
@@ -40,6 +44,9 @@ lint: $(VENV)/.installed-dev
 test: lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -3,6 +3,28 @@
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
+# What DRF's CharField strips with ``str.strip()``: every character Python calls whitespace.
+_SPACE = "".join(
+    f"\\u{code:04x}" for code in range(0x10000) if chr(code).isspace()
+)  # all of them are in the Basic Multilingual Plane
+_TEXT = "[^\\u0000]"  # DRF refuses NUL in every CharField
+_SOLID = f"[^{_SPACE}\\u0000]"
+
+
+def text_pattern(min_length: int, max_length: int | None, *, blank: bool) -> str:
+    """An ECMA/Python regex of exactly the strings a trimming CharField takes: no NUL, and
+    min_length..max_length characters once surrounding whitespace is stripped (or nothing
+    but whitespace when ``blank``)."""
+    min_length = max(min_length, 1)
+    alternatives = []
+    if min_length == 1 and (max_length is None or max_length >= 1):
+        alternatives.append(_SOLID)
+    if max_length is None or max_length >= 2:
+        upper = "" if max_length is None else str(max_length - 2)
+        alternatives.append(f"{_SOLID}{_TEXT}{{{max(min_length, 2) - 2},{upper}}}{_SOLID}")
+    core = f"(?:{'|'.join(alternatives)})" + ("?" if blank else "")
+    return f"^[{_SPACE}]*{core}[{_SPACE}]*$"
+
 
 class ErrorSerializer(serializers.Serializer):
     error = serializers.CharField(help_text="Stable snake_case error code.")
@@ -37,7 +59,41 @@ class ApiAutoSchema(AutoSchema):
 
     A view may list extra error statuses in ``error_statuses`` (e.g. ``("410",)``) and drop
     ones that cannot happen in ``omit_error_statuses``.
+
+    A CharField of a request also gets a ``pattern`` stating what DRF really takes (no NUL;
+    with trimming, its length bounds apply to the stripped text and a blank-refusing field
+    refuses whitespace alone), so the schema neither promises more nor less than the server.
     """
+
+    _direction = "response"
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        # _insert_field_validators, called right after for the same field, is not told the
+        # direction; nested fields resolve in the direction of their parent.
+        self._direction = direction
+        return super()._map_serializer_field(field, direction, bypass_extensions)
+
+    def _insert_field_validators(self, field, schema):
+        super()._insert_field_validators(field, schema)
+        if (
+            self._direction != "request"
+            or not isinstance(field, serializers.CharField)
+            or schema.get("type") != "string"
+            or {"pattern", "format", "enum"} & set(schema)
+        ):
+            return
+        if not field.trim_whitespace:
+            schema["pattern"] = f"^{_TEXT}*$"
+            return
+        min_length = schema.pop("minLength", 1)
+        max_length = schema.pop("maxLength", None)
+        schema["pattern"] = text_pattern(min_length, max_length, blank=field.allow_blank)
+        bounds = f"at most {max_length} characters" if max_length is not None else ""
+        if min_length > 1:
+            bounds = f"at least {min_length}" + (f" and {bounds}" if bounds else " characters")
+        if bounds:
+            note = f"{bounds[0].upper()}{bounds[1:]} once surrounding whitespace is stripped."
+            schema["description"] = f"{schema.get('description', '')} {note}".strip()
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)

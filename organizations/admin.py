@@ -82,6 +82,17 @@ class MembershipAdmin(OrgScopedAdmin):
     list_select_related = ["user", "org"]
     autocomplete_fields = ["user"]
 
+    def get_autocomplete_fields(self, request):
+        # The user autocomplete is answered by UserAdmin, which only superusers may view;
+        # other staff pick from the people of their own organizations instead.
+        return self.autocomplete_fields if request.user.is_superuser else []
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        org_ids = admin_org_ids(request)
+        if db_field.name == "user" and org_ids is not None:
+            kwargs["queryset"] = User.objects.filter(memberships__org_id__in=org_ids).distinct()
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
 
 class ApiTokenForm(forms.ModelForm):
     class Meta:
