@@ -6,6 +6,8 @@ Every table is organization-scoped and every index and unique constraint starts 
 
 from __future__ import annotations
 
+import json
+
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -209,6 +211,33 @@ class Progress(OrgScopedModel):
         return f"{self.membership.user} on {self.activity}: {self.status}"
 
 
+class JsonTextField(models.TextField):
+    """Any JSON value, stored as its ASCII JSON text.
+
+    PostgreSQL's jsonb refuses some valid JSON (a NUL character, a lone surrogate escape);
+    text keeps every JSON document exactly, so a report is stored as received on every
+    database."""
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else json.loads(value)
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                return value
+        return value
+
+    def get_prep_value(self, value):
+        if value is None:
+            return None
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+    def value_to_string(self, obj):
+        return self.get_prep_value(self.value_from_object(obj))
+
+
 class ProgressReport(OrgScopedModel):
     """A report exactly as received (append-only), with the request it came in."""
 
@@ -217,7 +246,7 @@ class ProgressReport(OrgScopedModel):
     )
     position = models.PositiveSmallIntegerField(help_text="Index within its request.")
     type = models.CharField(max_length=100, blank=True)
-    payload = models.JSONField()
+    payload = JsonTextField(help_text="The report as received, as JSON text.")
     request_id = models.CharField(max_length=128)
 
     class Meta:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from learn import completion
@@ -23,10 +24,83 @@ class StrictUUIDField(serializers.UUIDField):
         return super().to_internal_value(data)
 
 
+def _known_report(kind: str, properties: dict, note: str = "") -> dict:
+    return {
+        "type": "object",
+        "title": f"{kind} report",
+        "description": note,
+        "properties": {"type": {"type": "string", "enum": [kind]}, **properties},
+        "required": ["type", *properties],
+    }
+
+
+def _seconds(maximum: float, *, positive: bool = False) -> dict:
+    schema: dict = {"type": "number", "minimum": 0, "maximum": maximum}
+    if positive:
+        schema["exclusiveMinimum"] = True
+    return schema
+
+
+# The report shapes as OpenAPI can say them; the rules across fields (from <= to <=
+# duration, page <= pages, score <= maxScore) are in each description and in docs/api.md.
+REPORT_SCHEMA = {
+    "oneOf": [
+        _known_report(
+            "time", {"seconds": _seconds(completion.MAX_SECONDS_PER_REPORT, positive=True)}
+        ),
+        _known_report(
+            "media",
+            {
+                "from": _seconds(completion.MAX_MEDIA_DURATION),
+                "to": _seconds(completion.MAX_MEDIA_DURATION),
+                "duration": _seconds(completion.MAX_MEDIA_DURATION, positive=True),
+            },
+            "A watched segment: from <= to <= duration.",
+        ),
+        _known_report(
+            "page",
+            {
+                "page": {"type": "integer", "minimum": 1, "maximum": completion.MAX_PAGES},
+                "pages": {"type": "integer", "minimum": 1, "maximum": completion.MAX_PAGES},
+            },
+            "A viewed page: page <= pages.",
+        ),
+        _known_report(
+            "score",
+            {
+                "score": {"type": "number", "minimum": 0},
+                "maxScore": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+            },
+            "An assessment result: score <= maxScore.",
+        ),
+        _known_report("complete", {}),
+        {
+            "type": "object",
+            "title": "other report",
+            "description": "A type the server does not know yet: stored as received, ignored.",
+            "properties": {
+                "type": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": completion.MAX_TYPE_LENGTH,
+                    "not": {"enum": sorted(completion.REPORT_TYPES)},
+                }
+            },
+            "required": ["type"],
+        },
+    ]
+}
+
+
+@extend_schema_field(REPORT_SCHEMA)
+class ReportField(serializers.DictField):
+    """One report object; its values are checked by ``completion.validate_report``."""
+
+
 class ProgressInputSerializer(serializers.Serializer):
     activity = StrictUUIDField(help_text="The activity's id.")
     reports = serializers.ListField(
-        child=serializers.DictField(),
+        child=ReportField(),
         max_length=MAX_REPORTS,
         allow_empty=True,
         help_text="At most 100 report objects; may be empty (opening the activity). Known "

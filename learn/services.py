@@ -112,7 +112,8 @@ def _record(
                 org=org,
                 progress=row,
                 position=position,
-                type=(completion.report_type(report) or "")[:100],
+                # A label for the admin; the payload keeps the type exactly as sent.
+                type=(completion.report_type(report) or "").replace("\x00", "")[:100],
                 payload=report,
                 request_id=request_id,
             )

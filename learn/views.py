@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -35,7 +34,7 @@ class ProgressView(APIView):
         parameters=[
             OpenApiParameter(
                 IDEMPOTENCY_HEADER,
-                OpenApiTypes.STR,
+                {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
                 OpenApiParameter.HEADER,
                 required=False,
                 description="1-255 characters. The same key from the same caller within 24 "

@@ -158,6 +158,20 @@ def test_every_report_is_stored_as_received_with_the_request_id(api, enrolled, m
     assert {r.org_id for r in rows} == {activity.org_id}
 
 
+def test_reports_with_text_jsonb_cannot_hold_are_still_stored_exactly(api, enrolled, make_activity):
+    """A NUL character and a lone surrogate are valid JSON that PostgreSQL's jsonb refuses;
+    the report is stored as received all the same, on every database."""
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    sent = [
+        {"type": "note\u0000x", "key\u0000": ["value\u0000", "\udab5"]},
+        {"type": "time", "seconds": 5, "\u0000": None},
+    ]
+    assert answer(report(api, enrolled, activity, *sent)) == ("in-progress", 0.083)
+    assert stored(activity) == sent
+    types = ProgressReport.objects.filter(progress__activity=activity).order_by("position")
+    assert [r.type for r in types] == ["notex", "time"]
+
+
 def test_unknown_report_types_are_stored_and_ignored(api, enrolled, make_activity):
     activity = make_activity({"type": "view"})
     assert answer(report(api, enrolled, activity, {"type": "bookmark", "at": 3})) == (
