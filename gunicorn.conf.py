@@ -17,3 +17,6 @@ accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("LMS_LOG_LEVEL", "info").lower()
 wsgi_app = "lms.wsgi:application"
+# Gunicorn 25+ opens a control socket at one path per user; two servers on one host would
+# fight over it. Opt in with LMS_CONTROL_SOCKET=true where gunicornc is wanted.
+control_socket_disable = os.environ.get("LMS_CONTROL_SOCKET", "").lower() not in {"1", "true"}

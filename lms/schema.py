@@ -103,7 +103,10 @@ class ApiAutoSchema(AutoSchema):
         if self.view.get_authenticators():
             codes += ["401", "403"]
         if self.method in ("POST", "PUT", "PATCH"):
-            codes += ["413", "415"]
+            codes += ["415"]
+        if self.method in ("POST", "PUT", "PATCH", "DELETE"):
+            # The size limit applies to any body, even one a DELETE should not carry.
+            codes += ["413"]
         codes += list(getattr(self.view, "error_statuses", ()))
         omit = set(getattr(self.view, "omit_error_statuses", ()))
         for code in sorted(set(codes) - omit):
