@@ -1,3 +1,7 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from bundles.views import BundleListView
+
+urlpatterns = [
+    path("", BundleListView.as_view(), name="bundle-list"),
+]

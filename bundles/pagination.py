@@ -1,0 +1,164 @@
+"""Page-number paging with the ``{rows, total, page, pageSize}`` envelope (contract 4.5),
+shaped so that no page costs more than reading half of the matching rows' index entries."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.pagination import BasePagination
+from rest_framework.response import Response
+
+MAX_PAGE = 9007199254740991  # 2**53 - 1: the largest integer every JSON client reads exactly
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """Only ASCII digits with an optional leading minus. DRF's own IntegerField also takes
+    ``1.0``, ``1_000``, `` 7 `` and other digits, which a query parameter should not."""
+
+    _integer = re.compile(r"-?[0-9]+")
+
+    def get_value(self, dictionary):
+        # DRF reads an empty form value ("page=") as absent; it is a value, and not a number.
+        return dictionary.get(self.field_name, empty)
+
+    def to_internal_value(self, data) -> int:
+        if not isinstance(data, str) or not self._integer.fullmatch(data):
+            self.fail("invalid")
+        try:
+            return int(data)
+        except ValueError:  # more digits than Python converts: far out of range anyway
+            self.fail("max_string_length")
+
+
+class PageParams(serializers.Serializer):
+    page = StrictIntegerField(min_value=1, max_value=MAX_PAGE, default=1)
+    pageSize = StrictIntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE)
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int
+    size: int
+
+    @property
+    def offset(self) -> int:
+        return (self.number - 1) * self.size
+
+
+def read_page(request) -> Page:
+    """The requested page; raises DRF's ValidationError naming each bad parameter."""
+    params = PageParams(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    return Page(params.validated_data["page"], params.validated_data["pageSize"])
+
+
+def page_rows(queryset: QuerySet, page: Page, count: Callable[[], int]) -> tuple[list, int]:
+    """The rows of ``page`` of the ordered ``queryset`` and the total, in at most two queries.
+
+    - Page 1 reads its rows first; fewer than a page means they are all, and nothing is
+      counted.
+    - Any other page counts first; a page that starts at or past the end answers no rows
+      without reading any (so a huge page number never reaches the database as an OFFSET).
+    - A page nearer the end than the start is read in the reverse order from the end, so
+      the deepest page costs no more than the middle one.
+    - The page is chosen by an inner query that reads only ids, in the order of the sort's
+      index, and only its rows are then fetched whole. Skipped rows, and rows a search
+      rejects, are then read from the index alone (an index-only scan) where it holds
+      every column involved, instead of one table row each.
+
+    ``queryset`` must be totally ordered (the id as its last key), so each row is on
+    exactly one page.
+    """
+    if page.offset == 0:
+        rows = _window_rows(queryset, queryset, 0, page.size)
+        return rows, len(rows) if len(rows) < page.size else count()
+    total = count()
+    if page.offset >= total:
+        return [], total
+    rows_after = total - page.offset - page.size
+    if rows_after < page.offset:  # nearer the end: count positions from the end
+        order, start, stop = queryset.reverse(), max(rows_after, 0), total - page.offset
+    else:
+        order, start, stop = queryset, page.offset, page.offset + page.size
+    return _window_rows(queryset, order, start, stop), total
+
+
+def _window_rows(queryset: QuerySet, order: QuerySet, start: int, stop: int) -> list:
+    """Rows ``start:stop`` of ``order`` (the queryset or its reverse), in the queryset's order."""
+    return list(queryset.filter(pk__in=order.values("pk")[start:stop]))
+
+
+class EnvelopePagination(BasePagination):
+    """Answers ``{"rows": [...], "total": N, "page": P, "pageSize": S}``.
+
+    The total is ``COUNT(*)`` of the filtered queryset unless the view offers a cheaper
+    exact count as ``count_rows(queryset)``.
+    """
+
+    def paginate_queryset(self, queryset, request, view=None) -> list:
+        self.page = read_page(request)
+        counter = getattr(view, "count_rows", None)
+        rows, self.total = page_rows(
+            queryset,
+            self.page,
+            (lambda: counter(queryset)) if counter else queryset.count,
+        )
+        return rows
+
+    def get_paginated_response(self, data) -> Response:
+        return Response(
+            {
+                "rows": data,
+                "total": self.total,
+                "page": self.page.number,
+                "pageSize": self.page.size,
+            }
+        )
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        return {
+            "type": "object",
+            "required": ["rows", "total", "page", "pageSize"],
+            "properties": {
+                "rows": schema,
+                "total": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "How many rows match, over all pages.",
+                },
+                "page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+                "pageSize": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
+            },
+        }
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        return [
+            {
+                "name": "page",
+                "in": "query",
+                "required": False,
+                "description": "1-based page number. A page past the end answers no rows "
+                "and the true total. Not an integer or out of range: 400.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+            },
+            {
+                "name": "pageSize",
+                "in": "query",
+                "required": False,
+                "description": "Rows per page. Not an integer or out of range: 400 "
+                "(never clamped).",
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_PAGE_SIZE,
+                    "default": DEFAULT_PAGE_SIZE,
+                },
+            },
+        ]

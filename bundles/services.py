@@ -1,0 +1,101 @@
+"""Every write of bundles."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import islice
+
+from django.db import transaction
+from django.utils import timezone
+
+from bundles import catalogue
+from bundles.models import Bundle
+from organizations.models import Organization
+
+
+@transaction.atomic
+def create_bundle(*, org: Organization, name: str, description: str = "") -> Bundle:
+    """A new bundle of ``org`` named ``name`` (validated like the admin form does)."""
+    bundle = Bundle(org=org, name=name, description=description)
+    bundle.full_clean()
+    bundle.save()
+    return bundle
+
+
+@dataclass(frozen=True)
+class NewBundle:
+    name: str
+    created_at: datetime
+    updated_at: datetime
+    description: str = ""
+
+
+@contextmanager
+def _timestamps_as_given() -> Iterator[None]:
+    """Lets ``bulk_create`` store the rows' own timestamps: otherwise ``auto_now_add`` and
+    ``auto_now`` stamp every row with the moment of the insert. Only Bundle's own copies of
+    the fields are touched (abstract-model fields are copied per model), and only for the
+    duration of the block."""
+    fields = [Bundle._meta.get_field("created_at"), Bundle._meta.get_field("updated_at")]
+    saved = [(field.auto_now, field.auto_now_add) for field in fields]
+    for field in fields:
+        field.auto_now = field.auto_now_add = False
+    try:
+        yield
+    finally:
+        for field, (auto_now, auto_now_add) in zip(fields, saved, strict=True):
+            field.auto_now, field.auto_now_add = auto_now, auto_now_add
+
+
+@transaction.atomic
+def insert_bundles(*, org: Organization, bundles: Iterable[NewBundle]) -> list[Bundle]:
+    """Inserts the bundles into ``org`` in one statement, keeping their timestamps, and
+    returns them. For bulk loads: names are not validated beyond the column's length."""
+    rows = [
+        Bundle(
+            org=org,
+            name=new.name,
+            description=new.description,
+            created_at=new.created_at,
+            updated_at=new.updated_at,
+        )
+        for new in bundles
+    ]
+    with _timestamps_as_given():
+        return Bundle.objects.bulk_create(rows, batch_size=len(rows) or None)
+
+
+def generate_bundles(
+    *,
+    org: Organization,
+    count: int,
+    batch_size: int = 5000,
+    seed: int | None = None,
+    now: datetime | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Adds ``count`` bundles with realistic names (``catalogue.names``) to ``org``, created
+    over the five years before ``now`` and in creation order. Each batch is its own
+    transaction, so an interrupted run keeps the batches it finished. ``on_batch`` gets the
+    running number of rows inserted after each batch. Returns ``count``."""
+    rng = random.Random(seed)
+    start, end = catalogue.default_span(now or timezone.now())
+    names = catalogue.names(rng)
+    stamps = catalogue.timestamps(rng, count, start, end)
+    done = 0
+    while done < count:
+        size = min(batch_size, count - done)
+        batch = [
+            NewBundle(name=name, created_at=created, updated_at=updated)
+            for name, (created, updated) in zip(
+                islice(names, size), islice(stamps, size), strict=True
+            )
+        ]
+        done += len(insert_bundles(org=org, bundles=batch))
+        if on_batch is not None:
+            on_batch(done)
+    return done
