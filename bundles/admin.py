@@ -1,7 +1,21 @@
 from django.contrib import admin
 
-from bundles.models import Bundle
-from lms.admin import OrgScopedAdmin
+from bundles.models import Bundle, BundleCourse, BundleDownload
+from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin
+
+
+class BundleCourseInline(OrgScopedAdminMixin, admin.TabularInline):
+    model = BundleCourse
+    fields = ["course"]
+    extra = 0
+    autocomplete_fields = ["course"]
+
+
+class BundleDownloadInline(OrgScopedAdminMixin, admin.TabularInline):
+    model = BundleDownload
+    fields = ["download"]
+    extra = 0
+    autocomplete_fields = ["download"]
 
 
 @admin.register(Bundle)
@@ -21,6 +35,7 @@ class BundleAdmin(OrgScopedAdmin):
     # The unfiltered count would be a second COUNT(*) of every row on each page view.
     show_full_result_count = False
     list_per_page = 50
+    inlines = [BundleCourseInline, BundleDownloadInline]
 
     def get_search_results(self, request, queryset, search_term):
         """The API's search (one substring, served by the trigram index on PostgreSQL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Func, Value
 from django.db.models.functions import Lower
@@ -58,6 +59,12 @@ class Bundle(OrgScopedModel):
         expression=Lower("name"), output_field=models.TextField(), db_persist=True
     )
     description = models.TextField(blank=True, default="")
+    courses = models.ManyToManyField(
+        "learn.Course", through="BundleCourse", related_name="bundles", blank=True
+    )
+    downloads = models.ManyToManyField(
+        "downloads.Download", through="BundleDownload", related_name="bundles", blank=True
+    )
 
     objects = BundleQuerySet.as_manager()
 
@@ -79,6 +86,67 @@ class Bundle(OrgScopedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class BundleItem(OrgScopedModel):
+    """What a bundle groups. The item must belong to the bundle's organization; the
+    unique constraint starts with ``org`` like every constraint of a tenant table."""
+
+    bundle = models.ForeignKey(Bundle, on_delete=models.CASCADE, db_index=False)
+
+    item_field: str
+
+    class Meta:
+        abstract = True
+
+    def clean(self) -> None:
+        super().clean()
+        # On an admin add page the bundle is not saved yet but is already attached.
+        bundle_attached = type(self).bundle.is_cached(self) or self.bundle_id is not None
+        item_attached = getattr(self, f"{self.item_field}_id") is not None
+        if not (bundle_attached and item_attached):
+            return
+        item = getattr(self, self.item_field)
+        if item.org_id != self.bundle.org_id:
+            raise ValidationError({self.item_field: "Pick one of the bundle's own organization."})
+
+    def save(self, *args, **kwargs):
+        self.org_id = self.bundle.org_id  # always the bundle's organization
+        super().save(*args, **kwargs)
+
+
+class BundleCourse(BundleItem):
+    course = models.ForeignKey("learn.Course", on_delete=models.CASCADE, db_index=False)
+    item_field = "course"
+
+    class Meta:
+        verbose_name = "course in the bundle"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "bundle", "course"], name="bundlecourse_org_bundle_course"
+            )
+        ]
+        indexes = [models.Index(fields=["org", "course"], name="bundlecourse_org_course")]
+
+    def __str__(self) -> str:
+        return str(self.course)
+
+
+class BundleDownload(BundleItem):
+    download = models.ForeignKey("downloads.Download", on_delete=models.CASCADE, db_index=False)
+    item_field = "download"
+
+    class Meta:
+        verbose_name = "download in the bundle"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "bundle", "download"], name="bundledownload_org_bundle_download"
+            )
+        ]
+        indexes = [models.Index(fields=["org", "download"], name="bundledownload_org_download")]
+
+    def __str__(self) -> str:
+        return str(self.download)
 
 
 class BundleTally(models.Model):
