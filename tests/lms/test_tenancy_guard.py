@@ -123,6 +123,8 @@ MODELS = {
     "organizations.Invite": "by token, which is global by design",
     "automations.Automation": "by id in the automation path",
     "bundles.Bundle": "listed only, filtered by the caller's organization",
+    "bundles.BundleCourse": "admin only",
+    "bundles.BundleDownload": "admin only",
 }
 
 
