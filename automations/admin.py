@@ -1,5 +1,3 @@
-import json
-
 from django import forms
 from django.contrib import admin
 
@@ -28,13 +26,14 @@ class AutomationForm(forms.ModelForm):
             'A JSON list, in the order the actions run, of {"type": ..., "input": {...}}.\n'
             + schema_text()
         )
-        if not self.is_bound and not self.instance.pk:
-            self.initial.setdefault(
-                "actions",
-                json.dumps(
-                    [{"type": "send_email", "input": {"to": "learner", "subject": "", "body": ""}}]
-                ),
-            )
+        # A new instance already has its id (UUIDv7 default), so "adding" is the state's;
+        # the initial data already holds the model's default (an empty list), so an empty
+        # value, not a missing one, is what the template replaces; a value, not JSON text,
+        # as the JSON field encodes it for display.
+        if not self.is_bound and self.instance._state.adding and not self.initial.get("actions"):
+            self.initial["actions"] = [
+                {"type": "send_email", "input": {"to": "learner", "subject": "", "body": ""}}
+            ]
 
 
 @admin.register(Automation)
