@@ -52,3 +52,34 @@ class Automation(OrgScopedModel):
                 )
         if errors:
             raise ValidationError(errors)
+
+    def clean(self) -> None:
+        """What the registry cannot know: an ``enroll_in_course`` action names a course of
+        this automation's own organization (another's looks like no course at all)."""
+        super().clean()
+        if self.org_id is None or validate_automation(self.trigger, self.actions):
+            return
+        from learn.models import Course
+
+        wanted = {
+            index: action["input"]["courseId"]
+            for index, action in enumerate(self.actions)
+            if action["type"] == "enroll_in_course"
+        }
+        found = {
+            str(course_id)
+            for course_id in Course.objects.filter(
+                org_id=self.org_id, id__in=set(wanted.values())
+            ).values_list("id", flat=True)
+        }
+        problems = [
+            describe_problem(
+                f"actions.{index}.input.courseId",
+                "No course with this id in the automation's organization.",
+                self.actions,
+            )
+            for index, course_id in wanted.items()
+            if str(course_id).lower() not in found
+        ]
+        if problems:
+            raise ValidationError({"actions": problems})

@@ -185,3 +185,23 @@ def call_demo() -> str:
     out = StringIO()
     call_command("seed_demo", "--json", stdout=out, stderr=StringIO())
     return out.getvalue()
+
+
+def test_enroll_in_course_must_name_a_course_of_the_same_organization(org, other_org):
+    from tests.learn.factories import CourseFactory
+
+    mine, theirs = CourseFactory(org=org), CourseFactory(org=other_org)
+    enroll = {"type": "enroll_in_course", "input": {"courseId": str(theirs.id)}}
+    automation = Automation(
+        org=org, name="Enroll", trigger="invite.accepted", actions=[welcome_email(), enroll]
+    )
+    with pytest.raises(ValidationError) as caught:
+        automation.full_clean()
+    assert caught.value.message_dict == {
+        "actions": [
+            "Action 2 (enroll_in_course), input.courseId: No course with this id in the "
+            "automation's organization."
+        ]
+    }
+    enroll["input"]["courseId"] = str(mine.id)
+    automation.full_clean()  # its own organization's course is fine
