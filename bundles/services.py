@@ -53,8 +53,9 @@ def _timestamps_as_given() -> Iterator[None]:
 
 @transaction.atomic
 def insert_bundles(*, org: Organization, bundles: Iterable[NewBundle]) -> list[Bundle]:
-    """Inserts the bundles into ``org`` in one statement, keeping their timestamps, and
-    returns them. For bulk loads: names are not validated beyond the column's length."""
+    """Inserts the bundles into ``org`` in as few statements as the database allows, keeping
+    their timestamps, and returns them. For bulk loads: names are not validated beyond the
+    column's length."""
     rows = [
         Bundle(
             org=org,
@@ -66,7 +67,7 @@ def insert_bundles(*, org: Organization, bundles: Iterable[NewBundle]) -> list[B
         for new in bundles
     ]
     with _timestamps_as_given():
-        return Bundle.objects.bulk_create(rows, batch_size=len(rows) or None)
+        return Bundle.objects.bulk_create(rows)
 
 
 def generate_bundles(
@@ -81,11 +82,12 @@ def generate_bundles(
     """Adds ``count`` bundles with realistic names (``catalogue.names``) to ``org``, created
     over the five years before ``now`` and in creation order. Each batch is its own
     transaction, so an interrupted run keeps the batches it finished. ``on_batch`` gets the
-    running number of rows inserted after each batch. Returns ``count``."""
+    running number of rows inserted after each batch. The same ``seed`` gives the same
+    names and times whatever the batch size. Returns ``count``."""
     rng = random.Random(seed)
     start, end = catalogue.default_span(now or timezone.now())
-    names = catalogue.names(rng)
-    stamps = catalogue.timestamps(rng, count, start, end)
+    names = catalogue.names(random.Random(rng.random()))
+    stamps = catalogue.timestamps(random.Random(rng.random()), count, start, end)
     done = 0
     while done < count:
         size = min(batch_size, count - done)

@@ -5,21 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-import factory
-
 from bundles.models import Bundle
 from bundles.services import NewBundle, insert_bundles
-from tests.factories import OrganizationFactory
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-class BundleFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Bundle
-
-    org = factory.SubFactory(OrganizationFactory)
-    name = factory.Sequence(lambda n: f"Bundle {n}")
 
 
 def add_bundles(
