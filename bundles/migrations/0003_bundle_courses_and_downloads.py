@@ -55,15 +55,22 @@ class Migration(migrations.Migration):
                 "verbose_name": "course in the bundle",
             },
         ),
-        migrations.AddField(
-            model_name="bundle",
-            name="courses",
-            field=models.ManyToManyField(
-                blank=True,
-                related_name="bundles",
-                through="bundles.BundleCourse",
-                to="learn.course",
-            ),
+        # A many-to-many field through a model of our own has no column; SQLite would
+        # otherwise rebuild bundles_bundle for it and lose its tally triggers.
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AddField(
+                    model_name="bundle",
+                    name="courses",
+                    field=models.ManyToManyField(
+                        blank=True,
+                        related_name="bundles",
+                        through="bundles.BundleCourse",
+                        to="learn.course",
+                    ),
+                ),
+            ],
+            database_operations=[],
         ),
         migrations.CreateModel(
             name="BundleDownload",
@@ -105,15 +112,22 @@ class Migration(migrations.Migration):
                 "verbose_name": "download in the bundle",
             },
         ),
-        migrations.AddField(
-            model_name="bundle",
-            name="downloads",
-            field=models.ManyToManyField(
-                blank=True,
-                related_name="bundles",
-                through="bundles.BundleDownload",
-                to="downloads.download",
-            ),
+        # A many-to-many field through a model of our own has no column; SQLite would
+        # otherwise rebuild bundles_bundle for it and lose its tally triggers.
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AddField(
+                    model_name="bundle",
+                    name="downloads",
+                    field=models.ManyToManyField(
+                        blank=True,
+                        related_name="bundles",
+                        through="bundles.BundleDownload",
+                        to="downloads.download",
+                    ),
+                ),
+            ],
+            database_operations=[],
         ),
         migrations.AddIndex(
             model_name="bundlecourse",

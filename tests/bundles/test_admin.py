@@ -13,6 +13,19 @@ pytestmark = pytest.mark.django_db
 CHANGELIST = "/admin/bundles/bundle/"
 
 
+# The bundle page's inlines (courses, downloads), submitted empty.
+NO_ITEMS = {
+    f"{prefix}-{key}": value
+    for prefix in ("bundlecourse_set", "bundledownload_set")
+    for key, value in (
+        ("TOTAL_FORMS", "0"),
+        ("INITIAL_FORMS", "0"),
+        ("MIN_NUM_FORMS", "0"),
+        ("MAX_NUM_FORMS", "1000"),
+    )
+}
+
+
 @pytest.fixture
 def superuser_client():
     client = Client()
@@ -58,11 +71,13 @@ def test_staff_see_only_their_organizations_bundles(org_admin_client, org, other
 
 def test_staff_add_a_bundle_only_to_their_organization(org_admin_client, org, other_org):
     refused = org_admin_client.post(
-        f"{CHANGELIST}add/", {"org": str(other_org.id), "name": "Sneaky", "description": ""}
+        f"{CHANGELIST}add/",
+        {"org": str(other_org.id), "name": "Sneaky", "description": "", **NO_ITEMS},
     )
     assert refused.status_code == 200 and "org" in refused.context["adminform"].form.errors
     created = org_admin_client.post(
-        f"{CHANGELIST}add/", {"org": str(org.id), "name": "New bundle", "description": "d"}
+        f"{CHANGELIST}add/",
+        {"org": str(org.id), "name": "New bundle", "description": "d", **NO_ITEMS},
     )
     assert created.status_code == 302
     assert Bundle.objects.get(name="New bundle").org == org
@@ -70,7 +85,7 @@ def test_staff_add_a_bundle_only_to_their_organization(org_admin_client, org, ot
 
 def test_a_blank_name_is_refused(org_admin_client, org):
     response = org_admin_client.post(
-        f"{CHANGELIST}add/", {"org": str(org.id), "name": "", "description": ""}
+        f"{CHANGELIST}add/", {"org": str(org.id), "name": "", "description": "", **NO_ITEMS}
     )
     assert "name" in response.context["adminform"].form.errors
     assert not Bundle.objects.exists()

@@ -94,7 +94,8 @@ def test_truncating_the_table_empties_the_tallies(org):
     add_bundles(org, ["a", "b"])
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred checks pending
-        cursor.execute("TRUNCATE bundles_bundle")
+        # CASCADE: the bundles' course and download items reference them.
+        cursor.execute("TRUNCATE bundles_bundle CASCADE")
     assert BundleTally.total_for(org) == 0
 
 
