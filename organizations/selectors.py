@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from organizations.models import Invite, hash_token
+from lms.ids import parse_uuid
+from organizations.models import Invite, Organization, hash_token
 
 # Real tokens are 47 characters; anything much longer is not worth hashing.
 MAX_INVITE_TOKEN_LENGTH = 200
@@ -21,3 +22,19 @@ def invite_by_token(raw: str) -> Invite | None:
         .only("email", "first_name", "last_name", "state", "expires_at")
         .first()
     )
+
+
+def find_organization(value: str) -> Organization:
+    """The organization ``value`` names: its id, or its exact name when that is unique.
+    Raises LookupError with a sentence for a person otherwise."""
+    org_id = parse_uuid(value)
+    if org_id is not None:
+        org = Organization.objects.filter(id=org_id).first()
+    else:
+        matches = list(Organization.objects.filter(name=value)[:2])
+        if len(matches) > 1:
+            raise LookupError(f"Several organizations are named {value!r}; use the id.")
+        org = matches[0] if matches else None
+    if org is None:
+        raise LookupError(f"No organization {value!r}.")
+    return org

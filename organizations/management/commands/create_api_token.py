@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_email
 from django.utils import timezone
 
-from lms.ids import parse_uuid
 from organizations.models import Membership, Organization
+from organizations.selectors import find_organization
 from organizations.services import add_member, create_api_token
 
 
@@ -66,14 +66,7 @@ class Command(BaseCommand):
         self.stdout.write(raw)
 
     def find_org(self, value: str) -> Organization:
-        org_id = parse_uuid(value)
-        if org_id is not None:
-            org = Organization.objects.filter(id=org_id).first()
-        else:
-            matches = list(Organization.objects.filter(name=value)[:2])
-            if len(matches) > 1:
-                raise CommandError(f"Several organizations are named {value!r}; use the id.")
-            org = matches[0] if matches else None
-        if org is None:
-            raise CommandError(f"No organization {value!r}.")
-        return org
+        try:
+            return find_organization(value)
+        except LookupError as exc:
+            raise CommandError(str(exc)) from None
