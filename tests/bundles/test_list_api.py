@@ -297,14 +297,12 @@ def test_search_matches_non_ascii_letters(list_bundles, org):
     assert names_of(list_bundles(search="brûlée")) == ["Crème brûlée"]
 
 
-@pytest.mark.postgres
-def test_search_folds_the_case_of_non_ascii_letters_on_postgres(list_bundles, org):
+def test_search_folds_the_case_of_non_ascii_letters(list_bundles, org):
     add_bundles(org, ["CRÈME BRÛLÉE", "Crème brûlée", "Creme brulee"])
     assert sorted(names_of(list_bundles(search="brûlée"))) == ["CRÈME BRÛLÉE", "Crème brûlée"]
 
 
-@pytest.mark.postgres
-def test_name_sort_folds_non_ascii_case_on_postgres(list_bundles, org):
+def test_name_sort_folds_non_ascii_case(list_bundles, org):
     bundles = add_bundles(org, ["Ökonomie", "zulu", "ökonomie", "apple"])
     names = names_of(list_bundles(sort="name"))
     assert names[:2] == ["apple", "zulu"]
