@@ -1,36 +1,13 @@
 """Input validation and the output shape of links. Wire names are camelCase."""
 
-import re
-import uuid
-
 from rest_framework import serializers
 
 from downloads.models import NAME_MAX_LENGTH, DownloadAsset
-
-_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-
-
-class UuidStringField(serializers.UUIDField):
-    """A UUID written as a hyphenated string (either case). DRF's UUIDField would also take
-    a JSON number, braces or a ``urn:uuid:`` prefix; an id on the wire is only the string."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str) or not _UUID_TEXT.fullmatch(data):
-            self.fail("invalid", value=data)
-        return uuid.UUID(data)
-
-
-class StrictCharField(serializers.CharField):
-    """A JSON string only: DRF's CharField would turn the number 42 into "42"."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
+from lms.fields import StrictCharField, StrictUUIDField
 
 
 class LinkAssetInputSerializer(serializers.Serializer):
-    assetId = UuidStringField(source="asset_id", help_text="The media-library asset to link.")
+    assetId = StrictUUIDField(source="asset_id", help_text="The media-library asset to link.")
     displayName = StrictCharField(
         source="display_name",
         required=False,

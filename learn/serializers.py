@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from learn import completion
 from learn.models import Activity
+from lms.fields import StrictUUIDField
 
 MAX_REPORTS = 100
 MAX_IDEMPOTENCY_KEY = 255
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-class StrictUUIDField(serializers.UUIDField):
-    """A UUID string in its hyphenated form only (DRF would also take integers)."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str) or not _UUID.fullmatch(data):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 def _known_report(kind: str, properties: dict, note: str = "") -> dict:
