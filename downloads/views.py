@@ -25,6 +25,7 @@ ASSET_ID = OpenApiParameter(
 class DownloadAssetsView(OrgScopedViewMixin, APIView):
     model = Download
     permission_classes = [IsStaffRole]
+    error_statuses = ("409",)
 
     @extend_schema(
         operation_id="link_download_asset",
@@ -59,6 +60,7 @@ class DownloadAssetView(OrgScopedViewMixin, APIView):
     permission_classes = [IsStaffRole]
     # No body is read, so neither validation_error nor malformed_request can happen.
     omit_error_statuses = ("400",)
+    error_statuses = ("409",)
 
     @extend_schema(
         operation_id="unlink_download_asset",

@@ -45,6 +45,7 @@ _DESCRIPTIONS = {
     "401": "unauthenticated: no token, or an unknown, revoked or expired one",
     "403": "permission_denied (role) or not_enrolled",
     "404": "not_found: unknown route, or no such record in the caller's organization",
+    "409": "conflict: a concurrent change could not be ordered after retries; retry",
     "410": "invite_unavailable",
     "413": "payload_too_large: body over 1 MiB",
     "415": "unsupported_media_type: body is not application/json",

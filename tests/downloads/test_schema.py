@@ -12,7 +12,7 @@ def paths(api) -> dict:
 
 def test_link_operation_is_documented(paths):
     post = paths["/api/downloads/{downloadId}/assets"]["post"]
-    assert {"200", "201", "400", "401", "403", "404"} <= set(post["responses"])
+    assert {"200", "201", "400", "401", "403", "404", "409"} <= set(post["responses"])
     for code in ("200", "201"):
         schema = post["responses"][code]["content"]["application/json"]["schema"]
         assert schema["type"] == "array"
@@ -23,7 +23,7 @@ def test_link_operation_is_documented(paths):
 
 def test_unlink_operation_is_documented(paths):
     delete = paths["/api/downloads/{downloadId}/assets/{assetId}"]["delete"]
-    assert {"200", "401", "403", "404"} <= set(delete["responses"])
+    assert {"200", "401", "403", "404", "409"} <= set(delete["responses"])
     assert "201" not in delete["responses"]
     assert {p["name"] for p in delete["parameters"]} == {"downloadId", "assetId"}
 
