@@ -12,7 +12,7 @@ from learn.models import Enrollment
 from lms.tenancy import OrgScopedModel
 from tests.automations.factories import AutomationFactory
 from tests.downloads.factories import AssetFactory, DownloadFactory, link
-from tests.helpers import assert_foreign_looks_missing, make_member
+from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
 from tests.learn.factories import ActivityFactory
 
 pytestmark = pytest.mark.django_db
@@ -145,8 +145,6 @@ def test_foreign_ids_in_paths_look_missing(api, owner, world, route):
 
 @pytest.mark.parametrize("case", BODY_CASES)
 def test_foreign_ids_in_bodies_look_missing(api, owner, world, case):
-    from tests.helpers import assert_error
-
     method, url, foreign_body, missing_body = case(world)
     foreign = assert_error(
         api.request(method, url, foreign_body, token=owner.token), 404, "not_found"
