@@ -46,9 +46,7 @@ def test_of_four_simultaneous_accepts_one_wins_and_three_get_410(org, recorded_e
     responses = post_at_once([accept_url(raw)] * 4)
 
     assert sorted(r.status_code for r in responses) == [201, 410, 410, 410]
-    assert {r.json()["error"] for r in responses if r.status_code == 410} == {
-        "invite_unavailable"
-    }
+    assert {r.json()["error"] for r in responses if r.status_code == 410} == {"invite_unavailable"}
     membership = Membership.objects.get(user__email=invite.email)
     assert ApiToken.objects.filter(membership=membership).count() == 1
     assert [(e.type, e.data["memberId"]) for e in recorded_events] == [
