@@ -3,8 +3,10 @@ is completed for them, stored with the time, once; course.completed is emitted i
 transaction as the report that completed it."""
 
 import pytest
+from django.test import Client
 
 from learn.models import CourseCompletion, Progress, ProgressReport
+from tests.factories import UserFactory
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
 
@@ -141,3 +143,38 @@ def test_query_count_of_a_report_on_a_completed_activity(
     complete(api, enrolled, two[1])
     with django_assert_num_queries(9):
         complete(api, enrolled, two[0])
+
+
+# --- the admin ----------------------------------------------------------------------------
+
+
+def staff_of(org, **user) -> Client:
+    member = make_member(org, "owner", user=UserFactory(is_staff=True, **user))
+    client = Client()
+    client.force_login(member.user)
+    return client
+
+
+def test_the_admin_shows_a_learners_completions_read_only(api, org, other_org, enrolled, two):
+    for activity in two:
+        complete(api, enrolled, activity)
+    theirs = make_member(other_org)
+    foreign = ActivityFactory(module=ModuleFactory(course=CourseFactory(org=other_org)))
+    EnrollmentFactory(course=foreign.course, membership=theirs.membership)
+    complete(api, theirs, foreign)
+    completion = CourseCompletion.objects.get(membership=enrolled.membership)
+    staff = staff_of(org)
+
+    listing = staff.get("/admin/learn/coursecompletion/", {"q": enrolled.user.email})
+    assert listing.status_code == 200
+    assert list(listing.context["cl"].result_list) == [completion]
+    every = staff.get("/admin/learn/coursecompletion/").context["cl"].result_list
+    assert list(every) == [completion]  # nothing of the other organization
+    page = staff.get(f"/admin/learn/coursecompletion/{completion.pk}/change/")
+    html = page.content.decode()
+    assert page.status_code == 200 and enrolled.user.email in html
+    assert 'name="_save"' not in html
+    assert staff.get("/admin/learn/coursecompletion/add/").status_code == 403
+    delete = staff.post(f"/admin/learn/coursecompletion/{completion.pk}/delete/")
+    assert delete.status_code == 403
+    assert CourseCompletion.objects.count() == 2

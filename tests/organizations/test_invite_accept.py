@@ -7,6 +7,7 @@ import logging
 import uuid
 
 import pytest
+from django.test import Client
 
 from organizations.models import ApiToken, Invite, Membership, User
 from tests.factories import OrganizationFactory, UserFactory
@@ -345,3 +346,20 @@ def test_the_schema_documents_the_accept_as_public_with_201_and_410(api):
     ref = operation["responses"]["201"]["content"]["application/json"]["schema"]["$ref"]
     answer = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
     assert set(answer["properties"]) == ANSWER_KEYS
+
+
+def test_the_admin_shows_who_accepted_and_when(api, org, pending):
+    invite, raw = pending
+    accept(api, raw)
+    invite.refresh_from_db()
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    listing = staff.get("/admin/organizations/invite/").content.decode()
+    assert "Accepted at" in listing
+    page = staff.get(f"/admin/organizations/invite/{invite.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert str(invite.accepted_by) in html
+    assert "Accepted by" in html and "Accepted at" in html
+    fields = page.context["adminform"].form.fields
+    assert "accepted_by" not in fields and "accepted_at" not in fields  # read-only
