@@ -5,7 +5,7 @@ transaction as the report that completed it."""
 import pytest
 from django.test import Client
 
-from learn.models import CourseCompletion, Progress, ProgressReport
+from learn.models import CourseCompletion, Enrollment, Progress, ProgressReport
 from tests.factories import UserFactory
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
@@ -113,9 +113,21 @@ def test_unpublishing_the_missing_activity_completes_at_the_next_report(
     two[1].published = False
     two[1].save()
     assert not CourseCompletion.objects.exists()  # staff's change alone decides nothing
+    body = api.get(f"/api/learn/courses/{course.id}/progress", token=enrolled.token).json()
+    assert (body["status"], body["progress"]) == ("in-progress", 1.0)
     complete(api, enrolled, two[0])  # re-reporting a completed activity of the course
     assert CourseCompletion.objects.filter(course=course).count() == 1
     assert len(course_events(recorded_events)) == 1
+
+
+def test_a_completion_stays_through_unenrolling_and_re_enrolling(api, enrolled, course, two):
+    for activity in two:
+        complete(api, enrolled, activity)
+    Enrollment.objects.filter(membership=enrolled.membership).delete()
+    assert CourseCompletion.objects.count() == 1
+    EnrollmentFactory(course=course, membership=enrolled.membership)
+    body = api.get(f"/api/learn/courses/{course.id}/progress", token=enrolled.token).json()
+    assert body["status"] == "completed"
 
 
 def test_an_in_progress_report_decides_nothing(
