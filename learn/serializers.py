@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from learn import completion
-from learn.models import Activity
+from learn.models import Activity, ProgressStatus
 from lms.fields import StrictUUIDField
 
 MAX_REPORTS = 100
@@ -139,13 +139,10 @@ class ActivitySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-_STATUSES = [completion.NOT_STARTED, completion.IN_PROGRESS, completion.COMPLETED]
-
-
 class ActivityProgressSerializer(serializers.Serializer):
     activity = serializers.UUIDField(source="activity_id", help_text="The activity's id.")
     status = serializers.ChoiceField(
-        choices=_STATUSES,
+        choices=ProgressStatus.choices,
         help_text="What the last progress report answered; not-started without one.",
     )
     progress = serializers.FloatField(min_value=0.0, max_value=1.0)
@@ -154,7 +151,7 @@ class ActivityProgressSerializer(serializers.Serializer):
 class CourseProgressSerializer(serializers.Serializer):
     courseId = serializers.UUIDField(source="course_id")
     status = serializers.ChoiceField(
-        choices=_STATUSES,
+        choices=ProgressStatus.choices,
         help_text="completed once every listed activity was completed (it latches); "
         "in-progress once any listed activity has a report; else not-started.",
     )
