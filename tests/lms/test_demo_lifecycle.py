@@ -1,32 +1,14 @@
 """seed_demo stays repeatable across the lifecycle: a run after a learner completed the demo
 course and the pending invite was accepted starts from the same data set again."""
 
-import json
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 
 from learn.models import CourseCompletion
 from organizations.models import Invite, Membership, User
 from tests.helpers import ApiClient, assert_error
+from tests.learn.test_demo import FINISHING, seed
 
 pytestmark = pytest.mark.django_db
-
-FINISHING = {
-    "view": [{"type": "complete"}],
-    "time": [{"type": "time", "seconds": 60}],
-    "media": [{"type": "media", "from": 0, "to": 600, "duration": 600}],
-    "pages": [{"type": "page", "page": p, "pages": 10} for p in range(1, 11)],
-    "score": [{"type": "score", "score": 7, "maxScore": 10}],
-    "reported": [{"type": "complete"}],
-}
-
-
-def seed() -> dict:
-    out = StringIO()
-    call_command("seed_demo", "--json", stdout=out, stderr=StringIO())
-    return json.loads(out.getvalue())
 
 
 def course_progress(api, data) -> dict:

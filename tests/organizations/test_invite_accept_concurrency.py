@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection
 
 from organizations.models import ApiToken, Invite, Membership, User
 from tests.factories import OrganizationFactory
-from tests.helpers import ApiClient
+from tests.helpers import at_once
 from tests.organizations.factories import make_invite
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -17,23 +14,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 def post_at_once(urls: list[str]) -> list:
     """POST each url from its own thread, released together; the responses in order."""
-    barrier = threading.Barrier(len(urls))
-    responses: list = [None] * len(urls)
-
-    def run(index: int) -> None:
-        try:
-            client = ApiClient()
-            barrier.wait(timeout=30)
-            responses[index] = client.post(urls[index])
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(urls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return responses
+    return at_once([lambda client, url=url: client.post(url) for url in urls])
 
 
 def accept_url(token: str) -> str:
