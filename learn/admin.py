@@ -8,7 +8,15 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 
-from learn.models import Activity, Course, Enrollment, Module, Progress, ProgressReport
+from learn.models import (
+    Activity,
+    Course,
+    CourseCompletion,
+    Enrollment,
+    Module,
+    Progress,
+    ProgressReport,
+)
 from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin
 
 
@@ -200,4 +208,17 @@ class ProgressReportAdmin(ReadOnlyMixin, OrgScopedAdmin):
     search_fields = ["request_id", "progress__membership__user__email"]
     list_select_related = ["progress__membership__user", "progress__activity"]
     fields = ["org", "progress", "created_at", "position", "type", "payload", "request_id"]
+    readonly_fields = fields
+
+
+@admin.register(CourseCompletion)
+class CourseCompletionAdmin(ReadOnlyMixin, OrgScopedAdmin):
+    """Who completed which course, and when (written by progress reports alone; it latches)."""
+
+    list_display = ["membership", "course", "completed_at", "org"]
+    list_filter = ["org", "completed_at"]
+    search_fields = ["membership__user__email", "course__title"]
+    list_select_related = ["membership__user", "membership__org", "course", "org"]
+    ordering = ["-completed_at"]
+    fields = ["org", "membership", "course", "completed_at"]
     readonly_fields = fields

@@ -1,13 +1,21 @@
 """seed_demo part of this app: two courses, one activity per completion rule (see shared
 DEMO.md and lms/demo.py). Records are found again by their natural keys (course title,
 module and activity position), so a second run updates rather than duplicates; every run
-empties the demo members' progress, reports and idempotency records."""
+empties the demo members' progress, reports, course completions and idempotency records."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from learn.models import Activity, Course, Enrollment, IdempotencyRecord, Module, Progress
+from learn.models import (
+    Activity,
+    Course,
+    CourseCompletion,
+    Enrollment,
+    IdempotencyRecord,
+    Module,
+    Progress,
+)
 from learn.services import enroll
 from lms.demo import DemoOrg
 
@@ -151,5 +159,6 @@ def seed(demo: DemoOrg) -> None:
     enroll(membership=learner, course=first["course"])
 
     Progress.objects.filter(org=demo.org, membership__in=members).delete()
+    CourseCompletion.objects.filter(org=demo.org, membership__in=members).delete()
     IdempotencyRecord.objects.filter(org=demo.org, membership__in=members).delete()
     demo.manifest["courses"] = [first["manifest"], second["manifest"]]

@@ -286,3 +286,31 @@ class IdempotencyRecord(OrgScopedModel):
 
     def __str__(self) -> str:
         return self.key
+
+
+class CourseCompletion(OrgScopedModel):
+    """A learner completed a course: every activity the course listed was completed at
+    ``completed_at`` (the ``course.completed`` event). Written once, under the learner's
+    enrollment lock, and never removed by later changes to the course: it latches."""
+
+    membership = models.ForeignKey(
+        "organizations.Membership",
+        on_delete=models.CASCADE,
+        related_name="course_completions",
+        db_index=False,
+    )
+    course = models.ForeignKey(
+        Course, on_delete=models.CASCADE, related_name="completions", db_index=False
+    )
+    completed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "membership", "course"], name="completion_org_member_course"
+            )
+        ]
+        indexes = [models.Index(fields=["org", "course"], name="completion_org_course")]
+
+    def __str__(self) -> str:
+        return f"{self.membership.user} completed {self.course}"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 
-from learn.models import Activity, Course, Enrollment
+from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
+from learn.models import Activity, Course, CourseCompletion, Enrollment
 from lms.errors import NotEnrolled
 from lms.tenancy import get_or_404
 from organizations.models import Membership, Organization
@@ -36,6 +39,33 @@ def progress_target(
     return get_or_404(queryset, id=activity_id)
 
 
+def enrolled_course(
+    *, org: Organization, membership: Membership, course_id: uuid.UUID, **annotations
+) -> Course:
+    """The published course the member is enrolled in, with ``annotations``, in one query.
+    Unknown, foreign or unpublished: NotFound; not enrolled: NotEnrolled."""
+    course = get_or_404(
+        Course.objects.for_org(org)
+        .filter(published=True)
+        .annotate(enrolled=_enrolled(org, membership, OuterRef("pk")), **annotations)
+        .only("id"),
+        id=course_id,
+    )
+    if not course.enrolled:
+        raise NotEnrolled()
+    return course
+
+
+def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activity]:
+    """A published course's activities as 4.4 lists them: published, of published modules,
+    by module seq then seq."""
+    return (
+        Activity.objects.for_org(org)
+        .filter(course_id=course_id, published=True, module__published=True)
+        .order_by("module__seq", "seq", "id")
+    )
+
+
 def list_published_activities(
     *, org: Organization, membership: Membership, course_id: uuid.UUID
 ) -> list[Activity]:
@@ -44,17 +74,76 @@ def list_published_activities(
     Course unknown, foreign or unpublished: NotFound; caller not enrolled: NotEnrolled.
     Two queries whatever the number of activities.
     """
-    course = get_or_404(
-        Course.objects.for_org(org)
-        .filter(published=True)
-        .annotate(enrolled=_enrolled(org, membership, OuterRef("pk")))
-        .only("id"),
-        id=course_id,
+    course = enrolled_course(org=org, membership=membership, course_id=course_id)
+    return list(listed_activities(org, course.id))
+
+
+@dataclass(frozen=True)
+class ActivityProgress:
+    activity_id: uuid.UUID
+    status: str
+    progress: float
+
+
+@dataclass(frozen=True)
+class CourseProgress:
+    course_id: uuid.UUID
+    status: str
+    progress: float
+    completed_at: datetime | None
+    activities: list[ActivityProgress]
+
+
+def course_progress(
+    *, org: Organization, membership: Membership, course_id: uuid.UUID
+) -> CourseProgress:
+    """The member's progress on a course and on each activity it lists, in listing order.
+
+    An activity's status and progress are what the last progress report answered
+    (not-started, 0 without one). The course is completed once its completion is stored (it
+    latches); ``progress`` is the fraction of listed activities completed now. Two queries
+    whatever the number of activities; access as for the listing.
+    """
+    completion = CourseCompletion.objects.for_org(org).filter(
+        membership=membership, course=OuterRef("pk")
     )
-    if not course.enrolled:
-        raise NotEnrolled()
-    return list(
-        Activity.objects.for_org(org)
-        .filter(course_id=course.id, published=True, module__published=True)
-        .order_by("module__seq", "seq", "id")
+    course = enrolled_course(
+        org=org,
+        membership=membership,
+        course_id=course_id,
+        completed_at=Subquery(completion.values("completed_at")[:1]),
     )
+    rows = (
+        listed_activities(org, course.id)
+        .annotate(
+            mine=FilteredRelation(
+                "progress", condition=Q(progress__org=org, progress__membership=membership)
+            )
+        )
+        .values_list("id", "mine__status", "mine__progress")
+    )
+    activities = [
+        ActivityProgress(activity_id, status or NOT_STARTED, progress or 0.0)
+        for activity_id, status, progress in rows
+    ]
+    done = sum(activity.status == COMPLETED for activity in activities)
+    if course.completed_at is not None:
+        status = COMPLETED
+    elif any(activity.status != NOT_STARTED for activity in activities):
+        status = IN_PROGRESS
+    else:
+        status = NOT_STARTED
+    return CourseProgress(
+        course_id=course.id,
+        status=status,
+        progress=_fraction(done, len(activities)),
+        completed_at=course.completed_at,
+        activities=activities,
+    )
+
+
+def _fraction(done: int, total: int) -> float:
+    """done / total to three decimals, 1.0 only when all are done (as 4.3 rounds)."""
+    if not total:
+        return 0.0
+    return 1.0 if done == total else min(round(done / total, 3), 0.999)

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from learn import completion
-from learn.models import Activity
+from learn.models import Activity, ProgressStatus
 from lms.fields import StrictUUIDField
 
 MAX_REPORTS = 100
@@ -137,3 +137,28 @@ class ActivitySerializer(serializers.ModelSerializer):
             "updatedAt",
         ]
         read_only_fields = fields
+
+
+class ActivityProgressSerializer(serializers.Serializer):
+    activity = serializers.UUIDField(source="activity_id", help_text="The activity's id.")
+    status = serializers.ChoiceField(
+        choices=ProgressStatus.choices,
+        help_text="What the last progress report answered; not-started without one.",
+    )
+    progress = serializers.FloatField(min_value=0.0, max_value=1.0)
+
+
+class CourseProgressSerializer(serializers.Serializer):
+    courseId = serializers.UUIDField(source="course_id")
+    status = serializers.ChoiceField(
+        choices=ProgressStatus.choices,
+        help_text="completed once every listed activity was completed (it latches); "
+        "in-progress once any listed activity has a report; else not-started.",
+    )
+    progress = serializers.FloatField(
+        min_value=0.0, max_value=1.0, help_text="Completed / listed activities, now."
+    )
+    completedAt = serializers.DateTimeField(
+        source="completed_at", allow_null=True, help_text="When the course was completed."
+    )
+    activities = ActivityProgressSerializer(many=True, help_text="In the order 4.4 lists them.")

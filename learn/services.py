@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from learn import completion
+from learn.course_completion import complete_course_if_done
 from learn.models import Course, Enrollment, IdempotencyRecord, Progress, ProgressReport
 from learn.selectors import progress_target
 from lms.errors import NotEnrolled, validation_error
@@ -126,6 +127,10 @@ def _record(
         row.completed_at = now
     row.status, row.progress = decision.status, decision.progress
     row.save(update_fields=["state", "status", "progress", "completed_at", "updated_at"])
+    if decision.status == completion.COMPLETED:
+        complete_course_if_done(
+            org=org, membership=membership, course_id=activity.course_id, now=now
+        )
 
     answer = ProgressAnswer(200, {"status": decision.status, "progress": decision.progress})
     if idempotency_key is not None:

@@ -9,4 +9,9 @@ urlpatterns = [
         views.CourseActivitiesView.as_view(),
         name="learn-course-activities",
     ),
+    path(
+        "courses/<uuid:courseId>/progress",
+        views.CourseProgressView.as_view(),
+        name="learn-course-progress",
+    ),
 ]

@@ -6,10 +6,11 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from learn.selectors import list_published_activities
+from learn.selectors import course_progress, list_published_activities
 from learn.serializers import (
     MAX_IDEMPOTENCY_KEY,
     ActivitySerializer,
+    CourseProgressSerializer,
     ProgressInputSerializer,
     ProgressResultSerializer,
 )
@@ -108,3 +109,17 @@ class CourseActivitiesView(OrgScopedViewMixin, APIView):
             org=self.org, membership=request.auth, course_id=courseId
         )
         return Response(ActivitySerializer(activities, many=True).data)
+
+
+class CourseProgressView(OrgScopedViewMixin, APIView):
+    """The caller's status and progress on a course they are enrolled in, and on each
+    activity the listing shows, in its order. Access as for the listing."""
+
+    @extend_schema(
+        operation_id="read_course_progress",
+        summary="Read your progress on a course and its activities (enrolled members)",
+        responses={200: CourseProgressSerializer},
+    )
+    def get(self, request, courseId):  # the interface's name for the path parameter
+        progress = course_progress(org=self.org, membership=request.auth, course_id=courseId)
+        return Response(CourseProgressSerializer(progress).data)

@@ -217,6 +217,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several components have a "status"; the learner's full set of them gets its own name.
+    "ENUM_NAME_OVERRIDES": {"ProgressStatusEnum": "learn.models.ProgressStatus"},
     "SWAGGER_UI_SETTINGS": {"persistAuthorization": True},
 }
 

@@ -180,6 +180,7 @@ class InviteAdmin(OrgScopedAdmin):
         "status",
         "token_prefix",
         "expires_at",
+        "accepted_at",
         "created_at",
     ]
     list_filter = ["org", "state", "role"]
@@ -197,10 +198,13 @@ class InviteAdmin(OrgScopedAdmin):
         "invited_by",
         "status",
         "expires_at",
+        "accepted_by",
+        "accepted_at",
         "created_at",
     ]
     # A new expiry or state comes only with the actions (re-issue, revoke).
     change_readonly = ["token_prefix", "org", "invited_by", "status", "expires_at", "created_at"]
+    change_readonly += ["accepted_by", "accepted_at"]  # acceptance comes only from the API
 
     def get_fields(self, request, obj=None):
         return self.add_fields if obj is None else self.change_fields

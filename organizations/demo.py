@@ -19,11 +19,15 @@ INVITEES = {
 
 def seed(demo: DemoOrg) -> None:
     """Adds ``invites``: one fresh token per state. Tokens exist only as hashes, so every run
-    replaces the previous run's demo invites (by their e-mail addresses) with new ones."""
+    replaces the previous run's demo invites (by their e-mail addresses) with new ones; the
+    pending one can be accepted once per run."""
     owner: Membership = demo.members["owner"]
     domain = owner.user.email.split("@", 1)[1]
     emails = {key: f"invite.{key}@{domain}" for key in INVITEES}
     Invite.objects.for_org(demo.org).filter(email__in=emails.values()).delete()
+    # Whoever accepted a previous run's invite leaves the demo organization (with their
+    # tokens), so every run starts from the same members.
+    Membership.objects.for_org(demo.org).filter(user__email__in=emails.values()).delete()
     tokens = {}
     for key, (first_name, last_name) in INVITEES.items():
         invite, raw = create_invite(
@@ -39,7 +43,9 @@ def seed(demo: DemoOrg) -> None:
             )
         elif key == "accepted":
             # Accepting adds a membership, which the demo's member list must not grow by.
-            Invite.objects.filter(pk=invite.pk).update(state=Invite.State.ACCEPTED)
+            Invite.objects.filter(pk=invite.pk).update(
+                state=Invite.State.ACCEPTED, accepted_at=timezone.now()
+            )
         elif key == "revoked":
             revoke_invite(invite=invite)
         tokens[key] = raw

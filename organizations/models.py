@@ -174,6 +174,16 @@ class Invite(OrgScopedModel):
     )
     expires_at = models.DateTimeField(default=default_invite_expiry)
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    # Who accepted it (the membership the invite gave or found) and when; set once.
+    accepted_by = models.ForeignKey(
+        Membership,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="invites_accepted",
+        editable=False,
+    )
+    accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
     token_prefix = models.CharField(max_length=12, editable=False)
     # Looked up without an organization (the public lookup knows only the token), so the
     # one index that does not start with ``org``, like ApiToken.key_hash.

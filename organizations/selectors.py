@@ -2,26 +2,39 @@
 
 from __future__ import annotations
 
+from lms.errors import NotFound
 from lms.ids import parse_uuid
+from organizations.errors import InviteUnavailable
 from organizations.models import Invite, Organization, hash_token
 
 # Real tokens are 47 characters; anything much longer is not worth hashing.
 MAX_INVITE_TOKEN_LENGTH = 200
 
 
-def invite_by_token(raw: str) -> Invite | None:
-    """The invite a raw token opens, whatever its state, or None. One query at most."""
+def invite_by_token(raw: str, *, for_update: bool = False) -> Invite | None:
+    """The invite a raw token opens, whatever its state, or None. One query at most;
+    ``for_update`` locks its row until the transaction ends."""
     if not raw or len(raw) > MAX_INVITE_TOKEN_LENGTH:
         return None
     try:
         token_hash = hash_token(raw)
     except UnicodeEncodeError:  # a lone surrogate cannot be any token we issued
         return None
-    return (
-        Invite.objects.filter(token_hash=token_hash)
-        .only("email", "first_name", "last_name", "state", "expires_at")
-        .first()
-    )
+    invites = Invite.objects.filter(token_hash=token_hash)
+    if for_update:
+        return invites.select_for_update().first()
+    return invites.only("email", "first_name", "last_name", "state", "expires_at").first()
+
+
+def available_invite(raw: str, *, for_update: bool = False) -> Invite:
+    """The pending, unexpired invite a raw token opens. Unknown token: NotFound; accepted,
+    revoked or expired: InviteUnavailable saying which."""
+    invite = invite_by_token(raw, for_update=for_update)
+    if invite is None:
+        raise NotFound("No invite with that token.")
+    if invite.status != Invite.State.PENDING:
+        raise InviteUnavailable.because(invite.status)
+    return invite
 
 
 def find_organization(value: str) -> Organization:

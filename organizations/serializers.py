@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from organizations.models import Membership
+
 
 class InviteSerializer(serializers.Serializer):
     """The invite as its holder reads it: who is invited, nothing of the organization."""
@@ -7,3 +9,29 @@ class InviteSerializer(serializers.Serializer):
     email = serializers.EmailField()
     firstName = serializers.CharField(source="first_name")
     lastName = serializers.CharField(source="last_name")
+
+
+class AcceptedInviteSerializer(serializers.Serializer):
+    """The answer to accepting an invite: the new member and their API token, shown once."""
+
+    token = serializers.CharField(
+        help_text="A new API token of the membership (lms_...), shown only in this answer."
+    )
+    orgId = serializers.UUIDField(source="membership.org_id")
+    role = serializers.ChoiceField(
+        source="membership.role",
+        choices=Membership.Role.choices,
+        help_text="The membership's role: the invite's, or the one an existing membership kept.",
+    )
+    email = serializers.EmailField(source="membership.user.email")
+    firstName = serializers.CharField(source="membership.user.first_name", allow_blank=True)
+    lastName = serializers.CharField(source="membership.user.last_name", allow_blank=True)
+
+
+# The only body accepting takes: none, or an empty object.
+EMPTY_BODY_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "maxProperties": 0,
+    "description": "No body, or {}.",
+}

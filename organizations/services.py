@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from lms.errors import Conflict, validation_error
+from lms.events import Event, emit
+from organizations.errors import InviteUnavailable
 from organizations.models import (
     ApiToken,
     Invite,
@@ -20,6 +24,7 @@ from organizations.models import (
     new_invite_token,
     new_raw_token,
 )
+from organizations.selectors import available_invite
 
 
 @transaction.atomic
@@ -136,6 +141,75 @@ def reissue_invite(*, invite: Invite, expires_at: datetime | None = None) -> tup
     invite.state = Invite.State.PENDING
     invite.save(update_fields=["token_prefix", "token_hash", "expires_at", "state", "updated_at"])
     return invite, raw
+
+
+INVITE_TOKEN_NAME = "invite"
+
+
+@dataclass(frozen=True)
+class AcceptedInvite:
+    """What accepting answers: the membership and its new API token (shown this once)."""
+
+    invite: Invite
+    membership: Membership
+    token: str
+
+
+@transaction.atomic
+def accept_invite(*, raw_token: str) -> AcceptedInvite:
+    """Accept the pending invite ``raw_token`` opens, exactly once.
+
+    The invite's row is locked first, so of simultaneous accepts one sees it pending and the
+    others, once it commits, see it accepted (InviteUnavailable). The user is the one with
+    the invite's e-mail address (any case), else a new one with the invite's names; an
+    existing membership keeps its role. The ``invite.accepted`` event is emitted in this
+    transaction.
+    """
+    invite = available_invite(raw_token, for_update=True)
+    user = _user_for_invite(invite)
+    if not user.is_active:
+        raise InviteUnavailable("The account of this invite's e-mail address is deactivated.")
+    membership, _ = Membership.objects.get_or_create(
+        org_id=invite.org_id, user=user, defaults={"role": invite.role}
+    )
+    _, raw = create_api_token(membership=membership, name=INVITE_TOKEN_NAME)
+    invite.state = Invite.State.ACCEPTED
+    invite.accepted_by = membership
+    invite.accepted_at = timezone.now()
+    invite.save(update_fields=["state", "accepted_by", "accepted_at", "updated_at"])
+    emit(
+        Event(
+            type="invite.accepted",
+            org_id=invite.org_id,
+            occurred_at=invite.accepted_at,
+            data={
+                "inviteId": str(invite.id),
+                "memberId": str(membership.id),
+                "email": user.email,
+                "invitedBy": str(invite.invited_by_id) if invite.invited_by_id else None,
+            },
+        )
+    )
+    return AcceptedInvite(invite=invite, membership=membership, token=raw)
+
+
+def _user_for_invite(invite: Invite) -> User:
+    """The user whose e-mail address is the invite's, whatever its case (the oldest if
+    several), else a new one with the invite's names and no usable password."""
+    user = User.objects.filter(email__iexact=invite.email).order_by("date_joined", "id").first()
+    if user is not None:
+        return user
+    email = User.objects.normalize_email(invite.email).lower()
+    try:
+        with transaction.atomic():
+            return User.objects.create(
+                email=email,
+                first_name=invite.first_name,
+                last_name=invite.last_name,
+                password=make_password(None),
+            )
+    except IntegrityError:  # created meanwhile by a concurrent request
+        return User.objects.get(email=email)
 
 
 _INVITE_WIRE_NAMES = {

@@ -1,9 +1,11 @@
 from django.urls import path
 
-from organizations.views import InviteLookupView
+from organizations.views import InviteAcceptView, InviteLookupView
 
 urlpatterns = [
-    # <path:...> so that any non-empty token, slashes included, reaches the view and counts
-    # toward the throttle; the view answers 404 for what is not a token.
+    # <path:...> so that any non-empty token, slashes included, reaches a view and counts
+    # toward the throttle; the view answers 404 for what is not a token. The accept route
+    # comes first: the lookup's pattern would take ".../accept" as part of a token.
+    path("invites/<path:token>/accept", InviteAcceptView.as_view(), name="invite-accept"),
     path("invites/<path:token>", InviteLookupView.as_view(), name="invite-lookup"),
 ]

@@ -1,59 +1,91 @@
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from lms.errors import NotFound
-from organizations.errors import InviteUnavailable
-from organizations.models import Invite
-from organizations.selectors import invite_by_token
-from organizations.serializers import InviteSerializer
+from lms.errors import validation_error
+from organizations.selectors import available_invite
+from organizations.serializers import (
+    EMPTY_BODY_SCHEMA,
+    AcceptedInviteSerializer,
+    InviteSerializer,
+)
+from organizations.services import accept_invite
 from organizations.throttling import InviteLookupThrottle
 
-_UNAVAILABLE = {
-    "expired": "This invite has expired.",
-    Invite.State.ACCEPTED: "This invite has already been accepted.",
-    Invite.State.REVOKED: "This invite has been revoked.",
-}
+TOKEN_PARAMETER = OpenApiParameter(
+    "token",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="The invite token, as issued (e.g. inv_...).",
+)
 
 
-class InviteLookupView(APIView):
-    """Public: the token is the credential. A bearer token, even an invalid one, is ignored
-    (no authenticators run). Every request counts toward the per-address throttle before
-    the token is looked at, so unknown tokens cannot be enumerated."""
+class InviteTokenView(APIView):
+    """Public: the token in the path is the credential. A bearer token, even an invalid one,
+    is ignored (no authenticators run). Every request counts toward the per-address throttle
+    before the token is looked at, so unknown tokens cannot be enumerated."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_classes = [InviteLookupThrottle]
     error_statuses = ("410",)
-    omit_error_statuses = ("400",)
+    # What follows the token in the path, for the redacted access log line.
+    path_suffix = ""
 
     def dispatch(self, request, *args, **kwargs):
         # The access log must not keep the token: only its display prefix.
-        request.log_path = f"/api/organizations/invites/{kwargs.get('token', '')[:12]}..."
+        token = kwargs.get("token", "")
+        request.log_path = f"/api/organizations/invites/{token[:12]}...{self.path_suffix}"
         return super().dispatch(request, *args, **kwargs)
+
+
+class InviteLookupView(InviteTokenView):
+    omit_error_statuses = ("400",)
 
     @extend_schema(
         operation_id="read_invite",
         summary="Read an invite by its token",
         auth=[],
-        parameters=[
-            OpenApiParameter(
-                "token",
-                OpenApiTypes.STR,
-                OpenApiParameter.PATH,
-                description="The invite token, as issued (e.g. inv_...).",
-            )
-        ],
+        parameters=[TOKEN_PARAMETER],
         responses={200: InviteSerializer},
     )
     def get(self, request, token: str):
-        invite = invite_by_token(token)
-        if invite is None:
-            raise NotFound("No invite with that token.")
-        if invite.status != Invite.State.PENDING:
-            raise InviteUnavailable(_UNAVAILABLE[invite.status])
+        invite = available_invite(token)
         response = Response(InviteSerializer(invite).data)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class InviteAcceptView(InviteTokenView):
+    path_suffix = "/accept"
+
+    @extend_schema(
+        operation_id="accept_invite",
+        summary="Accept an invite: become a member and get an API token (shown once)",
+        description="Public, throttled with the invite lookup. Finds the user by the invite's "
+        "e-mail address (any case) or creates one with its names, gives them a membership "
+        "with the invite's role (an existing membership keeps its role) and answers a new API "
+        "token of it. Exactly once: a second accept is 410. See docs/api.md.",
+        auth=[],
+        parameters=[TOKEN_PARAMETER],
+        request={"application/json": EMPTY_BODY_SCHEMA},
+        responses={
+            201: OpenApiResponse(
+                AcceptedInviteSerializer, description="Accepted; the token is shown only here."
+            )
+        },
+    )
+    def post(self, request, token: str):
+        if request.data:
+            raise validation_error(
+                {
+                    str(key): ["Unexpected field: the body must be empty or {}."]
+                    for key in request.data
+                }
+            )
+        accepted = accept_invite(raw_token=token)
+        response = Response(AcceptedInviteSerializer(accepted).data, status=201)
         response["Cache-Control"] = "no-store"
         return response

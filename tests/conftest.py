@@ -1,6 +1,7 @@
 import pytest
 from django.db import connection
 
+from lms import events
 from organizations.models import Membership
 from tests.factories import OrganizationFactory
 from tests.helpers import ApiClient, Member, make_member
@@ -73,3 +74,47 @@ def _plain_static_storage(settings):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+@pytest.fixture
+def receive_events():
+    """Registers receivers through ``lms.events.receiver`` as an app does, for this test
+    only: ``receive_events(func)``. They are removed afterwards."""
+    added: list = []
+
+    def register(func):
+        added.append(events.receiver(func))
+        return func
+
+    try:
+        yield register
+    finally:
+        for func in added:
+            events._receivers.remove(func)  # no public unregister: apps register for good
+
+
+@pytest.fixture
+def recorded_events(receive_events) -> list[events.Event]:
+    """Every event emitted while the test runs, in order (threads included)."""
+    seen: list[events.Event] = []
+    receive_events(seen.append)
+    return seen
+
+
+class ReceiverFailed(Exception):
+    pass
+
+
+@pytest.fixture
+def failing_receiver(receive_events):
+    """A receiver that raises on every event of ``type``, as a broken one would: what the
+    emitting request wrote must roll back with it."""
+
+    def fail_on(type_: str) -> None:
+        def fail(event: events.Event) -> None:
+            if event.type == type_:
+                raise ReceiverFailed(event.type)
+
+        receive_events(fail)
+
+    return fail_on

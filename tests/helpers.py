@@ -4,9 +4,12 @@ the contract checks every endpoint's tests call (error body, tenant isolation)."
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.test import Client
 
 from organizations.models import Membership, Organization
@@ -79,6 +82,28 @@ class ApiClient:
 
     def delete(self, url: str, **kwargs):
         return self.request("DELETE", url, **kwargs)
+
+
+def at_once(calls: list[Callable[[ApiClient], Any]]) -> list:
+    """Run each call with its own client in its own thread (so on its own database
+    connection), released together at a barrier; their results in order."""
+    barrier = threading.Barrier(len(calls))
+    results: list = [None] * len(calls)
+
+    def run(index: int) -> None:
+        try:
+            client = ApiClient()
+            barrier.wait(timeout=30)
+            results[index] = calls[index](client)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
 
 
 def _query_string(query: dict[str, Any] | None) -> str:

@@ -21,6 +21,17 @@ RULES = {
 }
 
 
+# Reports that complete each demo rule's activity.
+FINISHING = {
+    "view": [{"type": "complete"}],
+    "time": [{"type": "time", "seconds": 60}],
+    "media": [{"type": "media", "from": 0, "to": 600, "duration": 600}],
+    "pages": [{"type": "page", "page": p, "pages": 10} for p in range(1, 11)],
+    "score": [{"type": "score", "score": 7, "maxScore": 10}],
+    "reported": [{"type": "complete"}],
+}
+
+
 def seed() -> dict:
     out = StringIO()
     call_command("seed_demo", "--json", stdout=out, stderr=StringIO())
@@ -99,15 +110,7 @@ def test_each_demo_rule_can_be_completed():
     data = seed()["org"]
     api, token = ApiClient(), data["tokens"]["learner"]
     rules = data["courses"][0]["rules"]
-    finishing = {
-        "view": [{"type": "complete"}],
-        "time": [{"type": "time", "seconds": 60}],
-        "media": [{"type": "media", "from": 0, "to": 600, "duration": 600}],
-        "pages": [{"type": "page", "page": p, "pages": 10} for p in range(1, 11)],
-        "score": [{"type": "score", "score": 7, "maxScore": 10}],
-        "reported": [{"type": "complete"}],
-    }
-    for rule, reports in finishing.items():
+    for rule, reports in FINISHING.items():
         response = api.post(
             "/api/learn/progress", {"activity": rules[rule], "reports": reports}, token=token
         )

@@ -1,12 +1,9 @@
 """Concurrent reports of one learner on one activity are serialized (PostgreSQL, real threads)."""
 
-import threading
-
 import pytest
-from django.db import connection
 
 from learn.models import Progress, ProgressReport
-from tests.helpers import ApiClient
+from tests.helpers import at_once
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -15,24 +12,14 @@ URL = "/api/learn/progress"
 
 def post_at_once(bodies: list[dict], token: str, headers: list[dict] | None = None) -> list:
     """POST every body from its own thread, released together; the responses in order."""
-    barrier = threading.Barrier(len(bodies))
-    responses: list = [None] * len(bodies)
-
-    def run(index: int) -> None:
-        try:
-            client = ApiClient()
-            barrier.wait(timeout=30)
-            extra = headers[index] if headers else None
-            responses[index] = client.post(URL, bodies[index], token=token, headers=extra)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return responses
+    return at_once(
+        [
+            lambda client, i=i: client.post(
+                URL, bodies[i], token=token, headers=headers[i] if headers else None
+            )
+            for i in range(len(bodies))
+        ]
+    )
 
 
 def test_simultaneous_reports_lose_no_update(enrolled, make_activity, api):

@@ -10,16 +10,18 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from learn.models import Enrollment
 from lms.tenancy import OrgScopedModel
+from organizations.models import Membership
 from tests.automations.factories import AutomationFactory
 from tests.downloads.factories import AssetFactory, DownloadFactory, link
 from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
 from tests.learn.factories import ActivityFactory
+from tests.organizations.factories import make_invite
 
 pytestmark = pytest.mark.django_db
 MISSING = str(uuid.UUID(int=0x01900000_0000_7000_8000_000000000000))
 
 
-def api_routes_with_ids() -> set[str]:
+def api_routes() -> set[str]:
     found: set[str] = set()
 
     def walk(patterns, prefix: str) -> None:
@@ -27,11 +29,15 @@ def api_routes_with_ids() -> set[str]:
             route = prefix + str(entry.pattern)
             if isinstance(entry, URLResolver):
                 walk(entry.url_patterns, route)
-            elif isinstance(entry, URLPattern) and route.startswith("api/") and "<uuid:" in route:
+            elif isinstance(entry, URLPattern) and route.startswith("api/"):
                 found.add(route)
 
     walk(get_resolver().url_patterns, "")
     return found
+
+
+def api_routes_with_ids() -> set[str]:
+    return {route for route in api_routes() if "<uuid:" in route}
 
 
 @pytest.fixture
@@ -93,6 +99,14 @@ CASES = {
             None,
         ),
     ],
+    "api/learn/courses/<uuid:courseId>/progress": lambda w: [
+        (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/progress",
+            f"/api/learn/courses/{MISSING}/progress",
+            None,
+        ),
+    ],
     "api/automations/<uuid:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
     ],
@@ -118,14 +132,42 @@ MODELS = {
     "learn.Progress": "never by id",
     "learn.ProgressReport": "never by id",
     "learn.IdempotencyRecord": "never by id; scoped to the caller",
+    "learn.CourseCompletion": "never by id; read through the caller's course progress",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
-    "organizations.Invite": "by token, which is global by design",
+    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
     "automations.Automation": "by id in the automation path",
     "bundles.Bundle": "listed only, filtered by the caller's organization",
     "bundles.BundleCourse": "admin only",
     "bundles.BundleDownload": "admin only",
 }
+
+
+# Public routes whose path carries an invite token instead of an id, and what keeps them
+# inside one organization.
+TOKEN_ROUTES = {
+    "api/organizations/invites/<path:token>": "answers only the invitee's names",
+    "api/organizations/invites/<path:token>/accept": "its token sees only the invite's "
+    "organization (test_an_accepted_invites_token_sees_only_its_organization)",
+}
+
+
+def api_routes_with_tokens() -> set[str]:
+    return {route for route in api_routes() if "<path:token>" in route}
+
+
+def test_every_api_route_with_a_token_is_accounted_for():
+    assert api_routes_with_tokens() == set(TOKEN_ROUTES)
+
+
+@pytest.mark.parametrize("route", sorted(CASES))
+def test_an_accepted_invites_token_sees_only_its_organization(api, org, world, route):
+    _, raw = make_invite(org, role=Membership.Role.OWNER)
+    accepted = api.post(f"/api/organizations/invites/{raw}/accept")
+    assert accepted.status_code == 201
+    token = accepted.json()["token"]
+    for method, foreign, missing, body in CASES[route](world):
+        assert_foreign_looks_missing(api, method, foreign, missing, token=token, data=body)
 
 
 def test_every_api_route_with_an_id_has_an_isolation_case():

@@ -1,0 +1,69 @@
+"""Course completion: a learner's course becomes completed when every activity it lists
+(as 4.4 lists them) is completed for them. It is stored once, with the time, and latches:
+activities staff publish later do not undo it, and it is never decided twice."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db.models import Count, Exists, OuterRef, Q
+
+from learn.models import CourseCompletion, Enrollment, Progress
+from learn.selectors import listed_activities
+from lms.events import Event, emit
+from organizations.models import Membership, Organization
+
+
+def complete_course_if_done(
+    *, org: Organization, membership: Membership, course_id: uuid.UUID, now: datetime
+) -> CourseCompletion | None:
+    """Store the member's completion of the course, and emit ``course.completed``, if every
+    listed activity is completed and the course is not completed yet. The new completion,
+    or None.
+
+    Called inside the transaction that just recorded an activity as completed. The learner's
+    enrollment row is locked before anything is counted, so two reports completing the last
+    two activities at once are decided one after the other: the second counts after the
+    first has committed and sees both completed, the first did not, and the completion
+    (unique per learner and course as a backstop) is written once.
+    """
+    enrolled = (
+        Enrollment.objects.for_org(org)
+        .filter(membership=membership, course_id=course_id)
+        .select_for_update()
+        .values_list("id", flat=True)
+    )
+    if enrolled.first() is None:
+        return None
+    completed = Progress.objects.for_org(org).filter(
+        membership=membership, activity=OuterRef("pk"), status=Progress.Status.COMPLETED
+    )
+    stored = CourseCompletion.objects.for_org(org).filter(
+        membership=membership, course_id=course_id
+    )
+    # One query, after the lock: the listed activities, those completed, and (a subquery
+    # that does not depend on the row) whether the completion is already stored.
+    counts = listed_activities(org, course_id).aggregate(
+        listed=Count("id"),
+        done=Count("id", filter=Q(Exists(completed))),
+        stored=Count("id", filter=Q(Exists(stored))),
+    )
+    if counts["stored"] or not counts["listed"] or counts["done"] < counts["listed"]:
+        return None
+    completion = CourseCompletion.objects.create(
+        org=org, membership=membership, course_id=course_id, completed_at=now
+    )
+    emit(
+        Event(
+            type="course.completed",
+            org_id=org.id,
+            occurred_at=now,
+            data={
+                "courseId": str(course_id),
+                "memberId": str(membership.id),
+                "email": membership.user.email,
+            },
+        )
+    )
+    return completion

@@ -1,0 +1,63 @@
+"""seed_demo stays repeatable across the lifecycle: a run after a learner completed the demo
+course and the pending invite was accepted starts from the same data set again."""
+
+import pytest
+
+from learn.models import CourseCompletion
+from organizations.models import Invite, Membership, User
+from tests.helpers import ApiClient, assert_error
+from tests.learn.test_demo import FINISHING, seed
+
+pytestmark = pytest.mark.django_db
+
+
+def course_progress(api, data) -> dict:
+    course = data["courses"][0]
+    response = api.get(
+        f"/api/learn/courses/{course['id']}/progress", token=data["tokens"]["learner"]
+    )
+    assert response.status_code == 200
+    return response.json()
+
+
+def accept(api, token: str):
+    return api.post(f"/api/organizations/invites/{token}/accept")
+
+
+def test_the_demo_course_can_be_completed_and_a_new_run_resets_it():
+    data = seed()["org"]
+    api = ApiClient()
+    course = data["courses"][0]
+    assert sorted(course["rules"].values()) == sorted(course["published"])
+    for rule, activity in course["rules"].items():
+        body = {"activity": activity, "reports": FINISHING[rule]}
+        api.post("/api/learn/progress", body, token=data["tokens"]["learner"])
+    assert course_progress(api, data)["status"] == "completed"
+
+    again = seed()["org"]
+    assert not CourseCompletion.objects.exists()
+    body = course_progress(api, again)
+    assert (body["status"], body["progress"], body["completedAt"]) == ("not-started", 0.0, None)
+
+
+def test_the_pending_invite_accepts_once_per_run():
+    first = seed()
+    members = Membership.objects.count()
+    api = ApiClient()
+    invites = first["org"]["invites"]
+    accepted = accept(api, invites["pending"])
+    assert accepted.status_code == 201
+    assert accepted.json()["email"].startswith("invite.pending@")
+    assert_error(accept(api, invites["pending"]), 410, "invite_unavailable")
+    for state in ("expired", "accepted", "revoked"):
+        assert_error(accept(api, invites[state]), 410, "invite_unavailable")
+
+    second = seed()
+    assert Membership.objects.count() == members  # the invitee left the demo organization
+    assert_error(api.get("/api/bundles", token=accepted.json()["token"]), 401, "unauthenticated")
+    assert_error(accept(api, invites["pending"]), 404, "not_found")  # the old token
+    fresh = second["org"]["invites"]["pending"]
+    assert accept(api, fresh).status_code == 201
+    assert User.objects.filter(email__startswith="invite.pending@").count() == 1
+    accepted_demo = Invite.objects.get(email__startswith="invite.accepted@demo")
+    assert accepted_demo.accepted_at is not None
