@@ -5,8 +5,11 @@ a bad rule is a form error, never a broken API."""
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib import admin
+from django.utils.html import format_html
 
 from learn.models import (
     Activity,
@@ -158,6 +161,17 @@ class EnrollmentAdmin(OrgScopedAdmin):
         return field
 
 
+def pretty_json(value) -> str:
+    """``value`` as indented JSON for people to read, whatever its depth; text stays text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def json_block(value):
+    return format_html('<pre class="lms-json">{}</pre>', pretty_json(value))
+
+
 class ReadOnlyMixin:
     """Progress is written by the API alone; staff may look, never touch."""
 
@@ -171,9 +185,17 @@ class ReadOnlyMixin:
         return False
 
 
-class ProgressReportInline(ReadOnlyMixin, OrgScopedAdminMixin, admin.TabularInline):
+class ReportPayloadMixin:
+    @admin.display(description="payload")
+    def payload_json(self, obj):
+        return json_block(obj.payload)
+
+
+class ProgressReportInline(
+    ReportPayloadMixin, ReadOnlyMixin, OrgScopedAdminMixin, admin.TabularInline
+):
     model = ProgressReport
-    fields = ["created_at", "position", "type", "payload", "request_id"]
+    fields = ["created_at", "position", "type", "payload_json", "request_id"]
     readonly_fields = fields
     ordering = ["created_at", "position"]
     extra = 0
@@ -193,21 +215,25 @@ class ProgressAdmin(ReadOnlyMixin, OrgScopedAdmin):
         "progress",
         "started_at",
         "completed_at",
-        "state",
+        "state_json",
     ]
     readonly_fields = fields
     inlines = [ProgressReportInline]
 
+    @admin.display(description="state")
+    def state_json(self, obj):
+        return json_block(obj.state)
+
 
 @admin.register(ProgressReport)
-class ProgressReportAdmin(ReadOnlyMixin, OrgScopedAdmin):
+class ProgressReportAdmin(ReportPayloadMixin, ReadOnlyMixin, OrgScopedAdmin):
     """Every report as received, paginated (the progress page shows one learner's)."""
 
     list_display = ["created_at", "type", "progress", "request_id"]
     list_filter = ["org", "type"]
     search_fields = ["request_id", "progress__membership__user__email"]
     list_select_related = ["progress__membership__user", "progress__activity"]
-    fields = ["org", "progress", "created_at", "position", "type", "payload", "request_id"]
+    fields = ["org", "progress", "created_at", "position", "type", "payload_json", "request_id"]
     readonly_fields = fields
 
 

@@ -34,7 +34,6 @@ MAX_SECONDS_PER_REPORT = 86_400
 # Bounds the contract leaves open (see docs/api.md): a week of media, ten thousand pages.
 MAX_MEDIA_DURATION = 604_800
 MAX_PAGES = 10_000
-MAX_TYPE_LENGTH = 100
 # Progress is answered to three decimals, as in the contract's examples (20 of 60 s: 0.333).
 PROGRESS_DECIMALS = 3
 # Float slack when comparing a measure with a threshold (0.7 x 10 is 7.000000000000001).
@@ -74,24 +73,16 @@ def report_type(report: Any) -> str | None:
     return None
 
 
-def is_known(report: Any) -> bool:
-    return report_type(report) in REPORT_TYPES
-
-
 def validate_report(report: Any) -> Errors:
     """Errors of one report, keyed by its field names; empty when it may be stored.
 
-    Any JSON object with a non-empty string ``type`` is acceptable; known types must also
-    carry valid values. Extra keys are allowed (and stored as received).
+    Any JSON object may be stored (the interface's reports carry arbitrary keys); one without
+    a string ``type``, or with a type the server does not know, is stored and ignored. Only
+    reports of a known type must also carry valid values.
     """
     if not isinstance(report, Mapping):
         return {"nonFieldErrors": ["Each report must be a JSON object."]}
-    kind = report.get("type")
-    if not isinstance(kind, str) or not kind:
-        return {"type": ["Each report needs a non-empty string type."]}
-    if len(kind) > MAX_TYPE_LENGTH:
-        return {"type": [f"A report type has at most {MAX_TYPE_LENGTH} characters."]}
-    check = _REPORT_CHECKS.get(kind)
+    check = _REPORT_CHECKS.get(report_type(report))
     return check(report) if check else {}
 
 
@@ -288,6 +279,14 @@ def covered(segments: Iterable[Iterable[float]], length: float) -> float:
 
 def _max(current: Any, value: Any) -> Any:
     return value if current is None else max(current, value)
+
+
+def visit(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, Any]:
+    """The state after one progress request: its reports folded in, and the activity opened
+    (a request opens it even with no report, and opening is what a ``view`` rule asks)."""
+    after = fold(state, reports)
+    after["any"] = True
+    return after
 
 
 def fold(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, Any]:

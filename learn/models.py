@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from learn import completion
+from lms.parsers import nested_too_deep
 from lms.tenancy import OrgScopedModel
 
 
@@ -219,7 +220,13 @@ class JsonTextField(models.TextField):
     database."""
 
     def from_db_value(self, value, expression, connection):
-        return None if value is None else json.loads(value)
+        if value is None:
+            return None
+        if nested_too_deep(value):
+            # Stored before the request parser had its nesting limit: kept as its text, which
+            # every reader (the admin first) can show, where a decoded copy could not be.
+            return value
+        return json.loads(value)
 
     def to_python(self, value):
         if isinstance(value, str):

@@ -66,16 +66,12 @@ REPORT_SCHEMA = {
         {
             "type": "object",
             "title": "other report",
-            "description": "A type the server does not know yet: stored as received, ignored.",
-            "properties": {
-                "type": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": completion.MAX_TYPE_LENGTH,
-                    "not": {"enum": sorted(completion.REPORT_TYPES)},
-                }
+            "description": "Any other JSON object (a type the server does not know, or no "
+            "string type): stored as received, ignored.",
+            "not": {
+                "properties": {"type": {"enum": sorted(completion.REPORT_TYPES)}},
+                "required": ["type"],
             },
-            "required": ["type"],
         },
     ]
 }

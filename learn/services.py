@@ -114,14 +114,14 @@ def _record(
                 progress=row,
                 position=position,
                 # A label for the admin; the payload keeps the type exactly as sent.
-                type=(completion.report_type(report) or "").replace("\x00", "")[:100],
+                type=_label(completion.report_type(report)),
                 payload=report,
                 request_id=request_id,
             )
             for position, report in enumerate(reports)
         ]
     )
-    row.state = completion.fold(row.state, reports)
+    row.state = completion.visit(row.state, reports)
     decision = completion.decide(activity.settings, row.state, previous=row.status)
     if decision.status == completion.COMPLETED and row.completed_at is None:
         row.completed_at = now
@@ -146,6 +146,15 @@ def _record(
             response_body=answer.body,
         )
     return answer
+
+
+def _label(kind: str | None) -> str:
+    """A report's type as a text column can hold it: at most 100 characters, without NUL
+    and with an unpaired surrogate (valid JSON, not a character) as U+FFFD."""
+    if not kind:
+        return ""
+    text = kind.replace("\x00", "")[:100]
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _locked_progress(*, org: Organization, membership: Membership, activity, now) -> Progress:

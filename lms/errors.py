@@ -76,6 +76,11 @@ class Gone(ApiError):
     default_message = "This is no longer available."
 
 
+class LengthRequired(ApiError):
+    status, code = 411, "length_required"
+    default_message = "A request body needs a Content-Length (or a server that reads chunks)."
+
+
 class PayloadTooLarge(ApiError):
     status, code = 413, "payload_too_large"
     default_message = "The request body is larger than 1 MiB."

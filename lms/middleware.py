@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import time
 
 from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse
 
 from lms import errors
+from lms.http import is_text_encoding
 from lms.request_id import bind, choose_request_id, unbind
 
 access_logger = logging.getLogger("lms.access")
@@ -19,6 +22,7 @@ _BY_STATUS: dict[int, type[errors.ApiError]] = {
     403: errors.PermissionDenied,
     404: errors.NotFound,
     405: errors.MethodNotAllowed,
+    411: errors.LengthRequired,
     413: errors.PayloadTooLarge,
     415: errors.UnsupportedMediaType,
     429: errors.Throttled,
@@ -74,13 +78,11 @@ class JsonErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if _is_api(request):
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                return errors.error_response(errors.MalformedRequest("Invalid Content-Length."))
-            if length > settings.MAX_REQUEST_BODY_BYTES:
-                return errors.error_response(errors.PayloadTooLarge())
+        refused = _refuse_body(request)
+        if refused is not None:
+            if _is_api(request):
+                return errors.error_response(refused)
+            return HttpResponse(refused.message, status=refused.status, content_type="text/plain")
         response = self.get_response(request)
         if (
             response.status_code >= 400
@@ -106,6 +108,44 @@ class JsonErrorMiddleware:
             return None
         error, headers = errors.to_api_error(exception)
         return errors.error_response(error, **{k.replace("-", "_"): v for k, v in headers.items()})
+
+
+def _refuse_body(request: HttpRequest) -> errors.ApiError | None:
+    """Why the request's body cannot be read as sent, checked before anything reads it."""
+    charset = request.content_params.get("charset") if request.content_params else None
+    if charset and not is_text_encoding(charset):
+        return errors.UnsupportedMediaType(
+            f"The charset {charset[:40]!r} is not a text encoding; send UTF-8."
+        )
+    meta = request.META
+    if "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower() and not meta.get(
+        "CONTENT_LENGTH"
+    ):
+        return _read_chunked(request)
+    try:
+        length = int(meta.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return errors.MalformedRequest("Invalid Content-Length.")
+    if length < 0:
+        return errors.MalformedRequest("Invalid Content-Length.")
+    if length > settings.MAX_REQUEST_BODY_BYTES and _is_api(request):
+        return errors.PayloadTooLarge()
+    return None
+
+
+def _read_chunked(request: HttpRequest) -> errors.ApiError | None:
+    """A chunked body has no Content-Length, and Django reads such a body as empty. When the
+    server has decoded the chunks and marks the stream's end (``wsgi.input_terminated``, as
+    gunicorn does), the body is read here, within the size limit; else 411."""
+    if not request.META.get("wsgi.input_terminated"):
+        return errors.LengthRequired()
+    limit = settings.MAX_REQUEST_BODY_BYTES
+    body = request.META["wsgi.input"].read(limit + 1)
+    if len(body) > limit:
+        return errors.PayloadTooLarge()
+    request.META["CONTENT_LENGTH"] = str(len(body))
+    request._stream = LimitedStream(io.BytesIO(body), len(body))
+    return None
 
 
 def _is_api(request: HttpRequest) -> bool:

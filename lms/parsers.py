@@ -1,12 +1,32 @@
-"""Request bodies are JSON objects of at most 1 MiB; anything else is refused clearly."""
+"""Request bodies are JSON objects of at most 1 MiB; anything else is refused clearly.
+
+What is refused here is refused before anything is stored:
+
+- text that is not JSON, or a JSON value other than an object (400 ``malformed_request``);
+- numbers JSON cannot carry back out: ``NaN``, ``Infinity`` and literals such as ``1e999``
+  that overflow to infinity (400), so that nothing stored is ever non-JSON;
+- nesting deeper than ``MAX_JSON_DEPTH`` arrays and objects (400), so that every stored
+  document can be rendered again by the API, the admin and the database;
+- a charset that is not a text encoding is answered 415 by the middleware, before a parser
+  or a form reads the body.
+"""
+
+from __future__ import annotations
 
 import json
+import math
+import re
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from lms.errors import PayloadTooLarge
+
+# Arrays and objects inside one another, the body itself counting as one. Far above what a
+# client sends (a report is two or three levels deep) and far below Python's recursion limit,
+# which every later reader (json, the admin's pretty printer, the database driver) shares.
+MAX_JSON_DEPTH = 32
 
 
 class JsonObjectParser(JSONParser):
@@ -17,16 +37,61 @@ class JsonObjectParser(JSONParser):
             raise PayloadTooLarge()
         if not raw.strip():
             return {}
-        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
         try:
-            data = json.loads(raw.decode(encoding), parse_constant=_refuse_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ParseError("The request body is not valid JSON.") from exc
-        if not isinstance(data, dict):
-            raise ParseError("The request body must be a JSON object.")
-        return data
+            text = raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise ParseError(f"The request body is not valid {encoding} text.") from exc
+        return parse_json_object(text)
+
+
+def parse_json_object(text: str) -> dict:
+    """``text`` as a JSON object within the limits above; ``ParseError`` otherwise."""
+    if nested_too_deep(text):
+        raise ParseError(f"The request body is nested deeper than {MAX_JSON_DEPTH} levels.")
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError as exc:  # pragma: no cover - the depth check comes first
+        raise ParseError(
+            f"The request body is nested deeper than {MAX_JSON_DEPTH} levels."
+        ) from exc
+    except ValueError as exc:
+        raise ParseError(f"The request body is not valid JSON: {_reason(exc)}") from exc
+    if not isinstance(data, dict):
+        raise ParseError("The request body must be a JSON object.")
+    return data
+
+
+def nested_too_deep(text: str) -> bool:
+    """Whether the JSON ``text`` nests arrays and objects deeper than ``MAX_JSON_DEPTH``.
+
+    Counting brackets is done in C and settles every ordinary document. Otherwise strings are
+    cut out (a regular expression, also in C) and only the brackets left are walked."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+    return False
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _finite_float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise ValueError(f"{literal} is out of the range of a JSON number")
+    return number
 
 
 def _refuse_constant(name: str):
     # NaN and Infinity are not JSON.
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _reason(exc: ValueError) -> str:
+    return str(exc).split(":")[0] + "."

@@ -1,7 +1,22 @@
+"""The WSGI application (gunicorn's ``lms.wsgi:application``)."""
+
 import os
 
-from django.core.wsgi import get_wsgi_application
+import django
+from django.core.handlers.wsgi import WSGIHandler
+
+from lms.http import Request
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lms.settings")
 
-application = get_wsgi_application()
+
+class Handler(WSGIHandler):
+    request_class = Request
+
+
+def get_application() -> Handler:
+    django.setup(set_prefix=False)
+    return Handler()
+
+
+application = get_application()

@@ -37,10 +37,23 @@ def stored(activity) -> list[dict]:
 # --- each rule from the first report to completion ----------------------------------------
 
 
-def test_view_rule_opening_then_any_report_completes(api, enrolled, make_activity):
-    activity = make_activity()  # no rule set: view
+@pytest.mark.parametrize("rule", [None, {"type": "view"}])
+def test_opening_with_no_report_completes_a_view_rule(api, enrolled, make_activity, rule):
+    """CONTRACT 4.3: an empty reports array is opening the activity, which completes view."""
+    activity = make_activity(rule)
+    assert answer(report(api, enrolled, activity)) == ("completed", 1.0)
+    assert stored(activity) == []
+
+
+def test_opening_does_not_complete_other_rules(api, enrolled, make_activity):
+    activity = make_activity({"type": "reported"})
     assert answer(report(api, enrolled, activity)) == ("in-progress", 0.0)
-    assert answer(report(api, enrolled, activity, {"type": "page", "page": 1, "pages": 3})) == (
+    assert answer(report(api, enrolled, activity, {"type": "bookmark"})) == ("in-progress", 0.0)
+
+
+def test_a_view_rule_completes_on_a_report_of_an_unknown_type(api, enrolled, make_activity):
+    activity = make_activity({"type": "view"})
+    assert answer(report(api, enrolled, activity, {"type": "bookmark", "at": 3})) == (
         "completed",
         1.0,
     )
@@ -173,12 +186,45 @@ def test_reports_with_text_jsonb_cannot_hold_are_still_stored_exactly(api, enrol
 
 
 def test_unknown_report_types_are_stored_and_ignored(api, enrolled, make_activity):
-    activity = make_activity({"type": "view"})
+    activity = make_activity({"type": "time", "minSeconds": 60})
     assert answer(report(api, enrolled, activity, {"type": "bookmark", "at": 3})) == (
         "in-progress",
         0.0,
     )
     assert stored(activity) == [{"type": "bookmark", "at": 3}]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"note": "no type at all"},
+        {"type": 7, "seconds": 600},
+        {"type": None},
+        {"type": ["time"], "seconds": 600},
+        {"type": ""},
+        {"type": "x" * 5000, "seconds": 600},
+    ],
+)
+def test_reports_without_a_known_string_type_are_stored_and_ignored(
+    api, enrolled, make_activity, odd
+):
+    """CONTRACT 4.3: a report is any JSON object; without a string type it is stored and
+    ignored like a report of an unknown type."""
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    sent = [odd, {"type": "time", "seconds": 6}]
+    assert answer(report(api, enrolled, activity, *sent)) == ("in-progress", 0.1)
+    assert stored(activity) == sent
+
+
+def test_a_lone_surrogate_in_a_type_keeps_every_report(api, enrolled, make_activity):
+    """An unpaired surrogate is valid JSON but no character: the batch is kept whole, the
+    payload exactly as sent, and only the admin's type label shows U+FFFD."""
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    sent = [{"type": "a\ud800b", "note\udc00": "\udbff"}, {"type": "time", "seconds": 6}]
+    assert answer(report(api, enrolled, activity, *sent)) == ("in-progress", 0.1)
+    assert stored(activity) == sent
+    labels = ProgressReport.objects.filter(progress__activity=activity).order_by("position")
+    assert [r.type for r in labels] == ["a\ufffdb", "time"]
 
 
 def test_progress_is_per_learner(api, enrolled, course, make_activity):
@@ -212,9 +258,6 @@ INVALID_REPORTS = [
     ({"type": "score", "score": 11, "maxScore": 10}, "reports.1.score"),
     ({"type": "score", "score": -1, "maxScore": 10}, "reports.1.score"),
     ({"type": "score", "score": 1, "maxScore": 0}, "reports.1.maxScore"),
-    ({"type": ""}, "reports.1.type"),
-    ({"type": None}, "reports.1.type"),
-    ({"seconds": 30}, "reports.1.type"),
     (42, "reports.1"),
     ("time", "reports.1"),
     ([{"type": "complete"}], "reports.1"),
@@ -417,7 +460,7 @@ def test_a_failed_request_is_not_remembered(api, enrolled, org, make_activity):
     outsider = make_member(org)
     assert_error(report(api, outsider, activity, headers=headers), 403, "not_enrolled")
     EnrollmentFactory(course=activity.course, membership=outsider.membership)
-    assert answer(report(api, outsider, activity, headers=headers)) == ("in-progress", 0.0)
+    assert answer(report(api, outsider, activity, headers=headers)) == ("completed", 1.0)
 
 
 @pytest.mark.parametrize("key, ok", [("", False), ("x" * 256, False), ("x" * 255, True)])
@@ -457,7 +500,7 @@ def test_query_count_of_a_first_report(api, enrolled, make_activity, django_asse
 def test_query_count_with_an_idempotency_key(
     api, enrolled, make_activity, django_assert_num_queries
 ):
-    activity = make_activity()
+    activity = make_activity({"type": "reported"})
     report(api, enrolled, activity)
     headers = {"Idempotency-Key": "q"}
     # + the key lookup, the purge of the caller's expired keys and the stored answer; and the

@@ -4,6 +4,8 @@ their static files (hashed names from collectstatic, served by WhiteNoise)."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import re
 import subprocess
 import sys
@@ -133,3 +135,40 @@ def test_an_unknown_host_is_refused_with_the_json_error_body(production_server):
     assert status == 400
     assert headers["content-type"].startswith("application/json")
     assert b'"error"' in body and b"Traceback" not in body
+
+
+def _post(port: int, path: str, body, headers: dict[str, str], **kwargs):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", path, body=body, headers={**PROXY_HEADERS, **headers}, **kwargs)
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        conn.close()
+
+
+def test_a_chunked_body_is_read_not_taken_as_empty(production_server):
+    """gunicorn decodes the chunks and marks the stream's end; the service reads the body
+    (here: over 1 MiB, so 413 before anything else), where Django alone reads it as empty."""
+    chunks = (b"x" * 65_536 for _ in range(17))
+    status, headers, body = _post(
+        production_server,
+        "/api/learn/progress",
+        chunks,
+        {"Content-Type": "application/json"},
+        encode_chunked=True,
+    )
+    assert status == 413, body[:500]
+    assert headers["content-type"].startswith("application/json")
+    assert json.loads(body)["error"] == "payload_too_large"
+
+
+def test_a_charset_that_is_not_a_text_encoding_is_415_through_gunicorn(production_server):
+    status, _, body = _post(
+        production_server,
+        "/api/learn/progress?x=1",
+        b"{}",
+        {"Content-Type": "application/json; charset=rot13"},
+    )
+    assert status == 415, body[:500]
+    assert json.loads(body)["error"] == "unsupported_media_type"

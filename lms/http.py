@@ -1,0 +1,34 @@
+"""The request class the WSGI application builds."""
+
+from __future__ import annotations
+
+import codecs
+import functools
+
+from django.core.handlers.wsgi import WSGIRequest
+from django.utils.http import parse_header_parameters
+
+
+@functools.lru_cache(maxsize=64)
+def is_text_encoding(name: str) -> bool:
+    """Whether ``name`` is a codec that turns bytes into text (``rot13``, ``base64`` and
+    unknown names are not)."""
+    try:
+        return codecs.lookup(name)._is_text_encoding
+    except LookupError:
+        return False
+
+
+class Request(WSGIRequest):
+    """Django's request, except that a ``charset`` that is not a text encoding is not taken
+    as the request's encoding: Django would take ``rot13`` and fail with ``LookupError`` as it
+    builds the request, before any middleware could answer. The charset stays in
+    ``content_params``, and ``JsonErrorMiddleware`` answers 415."""
+
+    def _set_content_type_params(self, meta):
+        self.content_type, self.content_params = parse_header_parameters(
+            meta.get("CONTENT_TYPE", "")
+        )
+        charset = self.content_params.get("charset")
+        if charset and is_text_encoding(charset):
+            self.encoding = charset
