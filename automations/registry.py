@@ -11,13 +11,14 @@ Adding a trigger or an action type is adding an entry here; nothing is stored el
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
+
+from lms.ids import parse_id
 
 Problems = dict[str, list[str]]
 
@@ -134,12 +135,8 @@ def _recipient(value, trigger):
 
 
 def _uuid_string(value, trigger):
-    if isinstance(value, str):
-        try:
-            if str(uuid.UUID(value)) == value.lower():
-                return None
-        except ValueError:
-            pass
+    if isinstance(value, str) and parse_id(value) is not None:
+        return None
     return "Must be an id: a UUID string such as 0190c3a2-7b1e-7c3d-9f00-2a5b6c7d8e9f."
 
 

@@ -3,5 +3,5 @@ from django.urls import path
 from automations.views import AutomationDetailView
 
 urlpatterns = [
-    path("<uuid:id>", AutomationDetailView.as_view(), name="automation-detail"),
+    path("<id:id>", AutomationDetailView.as_view(), name="automation-detail"),
 ]

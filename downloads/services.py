@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
 from lms.errors import Conflict, NotFound, validation_error
-from lms.ids import parse_uuid
+from lms.ids import parse_id
 from lms.tenancy import get_or_404
 
 ATTEMPTS = 3
@@ -91,7 +91,7 @@ def unlink_asset(
     order. The asset itself is untouched. Raises NotFound when the download is not in
     ``org`` or the asset is not linked to it."""
     download = _lock_download(org, download_id)
-    wanted = parse_uuid(asset_id)
+    wanted = parse_id(asset_id)
     links = _current_links(org, download)
     target = next((link for link in links if link.asset_id == wanted), None)
     if target is None:
@@ -119,7 +119,7 @@ def arrange_links(
     download = _lock_download(org, download_id)
     links = _current_links(org, download)
     by_asset = {link.asset_id: link for link in links}
-    wanted = [parse_uuid(item) for item in order]
+    wanted = [parse_id(item) for item in order]
     if len(wanted) != len(by_asset) or set(wanted) != set(by_asset):
         raise validation_error({"order": ["List every linked asset exactly once."]})
     ordered = [by_asset[asset_id] for asset_id in wanted]
@@ -127,7 +127,7 @@ def arrange_links(
     renamed: list[DownloadAsset] = []
     errors: dict[str, list[str]] = {}
     for key, value in (display_names or {}).items():
-        link = by_asset.get(parse_uuid(key))
+        link = by_asset.get(parse_id(key))
         if link is None:
             errors.setdefault("displayNames", []).append(f"{key} is not linked.")
             continue

@@ -5,12 +5,12 @@ from learn import views
 urlpatterns = [
     path("progress", views.ProgressView.as_view(), name="learn-progress"),
     path(
-        "courses/<uuid:courseId>/activities",
+        "courses/<id:courseId>/activities",
         views.CourseActivitiesView.as_view(),
         name="learn-course-activities",
     ),
     path(
-        "courses/<uuid:courseId>/progress",
+        "courses/<id:courseId>/progress",
         views.CourseProgressView.as_view(),
         name="learn-course-progress",
     ),

@@ -3,7 +3,7 @@ organizations where they are an owner or admin, and is offered only those in eve
 
 from django.contrib import admin
 
-from lms.ids import parse_uuid
+from lms.ids import parse_id
 from lms.tenancy import OrgScopedModel
 
 
@@ -108,7 +108,7 @@ class OrganizationListFilter(admin.SimpleListFilter):
         return [(str(org.id), org.name) for org in orgs.order_by("name")]
 
     def queryset(self, request, queryset):
-        value = parse_uuid(self.value())
+        value = parse_id(self.value())
         if value is None:
             return queryset
         return queryset.filter(**{f"{self.org_field}_id": value})

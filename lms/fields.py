@@ -11,23 +11,19 @@ Use them for fields of JSON request bodies. Query parameters arrive as strings, 
 serializers keep DRF's own fields.
 """
 
-import re
-import uuid
-
 from rest_framework import serializers
 
-_CANONICAL_UUID = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+from lms.ids import parse_id
 
 
 class StrictUUIDField(serializers.UUIDField):
     """A UUID string in its hyphenated form, nothing else."""
 
     def to_internal_value(self, data):
-        if isinstance(data, str) and _CANONICAL_UUID.fullmatch(data):
-            return uuid.UUID(data)
-        self.fail("invalid", value=data)
+        parsed = parse_id(data) if isinstance(data, str) else None
+        if parsed is None:
+            self.fail("invalid", value=data)
+        return parsed
 
 
 class StrictCharField(serializers.CharField):

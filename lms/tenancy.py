@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import models
 
 from lms.errors import NotFound
-from lms.ids import parse_uuid
+from lms.ids import parse_id
 from lms.models import BaseModel
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def get_or_404(queryset: models.QuerySet, **lookup: Any) -> Any:
     """The one row the lookup names, or NotFound. Malformed UUIDs are simply not found."""
     for key, value in list(lookup.items()):
         if key == "id" or key.endswith("_id") or key == "pk":
-            parsed = parse_uuid(value)
+            parsed = parse_id(value)
             if parsed is None:
                 raise NotFound(f"No {queryset.model._meta.verbose_name} with that id.")
             lookup[key] = parsed

@@ -1,8 +1,12 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from lms import views
+from lms.ids import IdConverter
+
+# ``<id:name>`` in every URLconf: registered before the apps' URLconfs are included.
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),

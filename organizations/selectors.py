@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lms.errors import NotFound
-from lms.ids import parse_uuid
+from lms.ids import parse_id
 from organizations.errors import InviteUnavailable
 from organizations.models import Invite, Organization, hash_token
 
@@ -40,7 +40,7 @@ def available_invite(raw: str, *, for_update: bool = False) -> Invite:
 def find_organization(value: str) -> Organization:
     """The organization ``value`` names: its id, or its exact name when that is unique.
     Raises LookupError with a sentence for a person otherwise."""
-    org_id = parse_uuid(value)
+    org_id = parse_id(value)
     if org_id is not None:
         org = Organization.objects.filter(id=org_id).first()
     else:

@@ -2,6 +2,7 @@
 another organization's record exactly like a missing one. A new route or a new tenant-owned
 model fails here until it is given a case (or a reason why it has none)."""
 
+import re
 import uuid
 
 import pytest
@@ -37,7 +38,7 @@ def api_routes() -> set[str]:
 
 
 def api_routes_with_ids() -> set[str]:
-    return {route for route in api_routes() if "<uuid:" in route}
+    return {route for route in api_routes() if "<id:" in route}
 
 
 @pytest.fixture
@@ -63,7 +64,7 @@ def world(org, other_org):
 
 # route -> cases of (method, url with a foreign id, the same url with a missing id, body)
 CASES = {
-    "api/downloads/<uuid:downloadId>/assets": lambda w: [
+    "api/downloads/<id:downloadId>/assets": lambda w: [
         (
             "POST",
             f"/api/downloads/{w['download'].id}/assets",
@@ -77,7 +78,7 @@ CASES = {
             {"assetId": str(w["asset"].id)},
         ),
     ],
-    "api/downloads/<uuid:downloadId>/assets/<uuid:assetId>": lambda w: [
+    "api/downloads/<id:downloadId>/assets/<id:assetId>": lambda w: [
         (
             "DELETE",
             f"/api/downloads/{w['download'].id}/assets/{w['asset'].id}",
@@ -91,7 +92,7 @@ CASES = {
             None,
         ),
     ],
-    "api/learn/courses/<uuid:courseId>/activities": lambda w: [
+    "api/learn/courses/<id:courseId>/activities": lambda w: [
         (
             "GET",
             f"/api/learn/courses/{w['course'].id}/activities",
@@ -99,7 +100,7 @@ CASES = {
             None,
         ),
     ],
-    "api/learn/courses/<uuid:courseId>/progress": lambda w: [
+    "api/learn/courses/<id:courseId>/progress": lambda w: [
         (
             "GET",
             f"/api/learn/courses/{w['course'].id}/progress",
@@ -107,7 +108,7 @@ CASES = {
             None,
         ),
     ],
-    "api/automations/<uuid:id>": lambda w: [
+    "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
     ],
 }
@@ -195,3 +196,45 @@ def test_foreign_ids_in_bodies_look_missing(api, owner, world, case):
         api.request(method, url, missing_body, token=owner.token), 404, "not_found"
     )
     assert foreign["message"] == missing["message"]
+
+
+MALFORMED_IDS = ["not-a-uuid", "1", MISSING.replace("-", ""), "{" + MISSING + "}", MISSING + "0"]
+
+
+@pytest.mark.parametrize("route", sorted(CASES))
+@pytest.mark.parametrize("malformed", MALFORMED_IDS)
+def test_a_malformed_path_id_is_401_first_then_an_unknown_record(
+    api, owner, world, route, malformed
+):
+    """CONTRACT 1: authentication comes before existence, and a malformed id in a path is an
+    unknown record, answered with the same body as a well-formed id that does not exist."""
+    for method, _, missing, body in CASES[route](world):
+        if MISSING not in missing:
+            continue
+        url = missing.replace(MISSING, malformed)
+        assert_error(api.request(method, url, body), 401, "unauthenticated")
+        expected = assert_error(
+            api.request(method, missing, body, token=owner.token), 404, "not_found"
+        )
+        found = assert_error(api.request(method, url, body, token=owner.token), 404, "not_found")
+        assert found["message"] == expected["message"]
+
+
+@pytest.mark.parametrize("route", sorted(CASES))
+def test_path_ids_are_case_insensitive(api, owner, world, route):
+    """An upper-case id is the same id: another organization's still looks missing, exactly
+    as its lower-case spelling does."""
+    for method, foreign, missing, body in CASES[route](world):
+        shouted = _UUID.sub(lambda found: found.group().upper(), foreign)
+        assert shouted != foreign
+        assert_foreign_looks_missing(api, method, shouted, missing, token=owner.token, data=body)
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def test_an_upper_case_id_reads_the_record_and_is_answered_lower_case(api, owner):
+    automation = AutomationFactory(org=owner.org)
+    response = api.get(f"/api/automations/{str(automation.id).upper()}", token=owner.token)
+    assert response.status_code == 200, response.content
+    assert response.json()["id"] == str(automation.id)

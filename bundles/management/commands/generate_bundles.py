@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from bundles.services import generate_bundles
-from lms.ids import parse_uuid
+from lms.ids import parse_id
 from organizations.models import Organization
 
 MAX_COUNT = 10_000_000
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         )
 
     def find_org(self, value: str) -> Organization:
-        org_id = parse_uuid(value)
+        org_id = parse_id(value)
         if org_id is None:
             raise CommandError(f"--org must be an organization id (a UUID), not {value!r}.")
         org = Organization.objects.filter(id=org_id).first()
