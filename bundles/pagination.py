@@ -3,43 +3,24 @@ shaped so that no page costs more than reading half of the matching rows' index 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
 from rest_framework import serializers
-from rest_framework.fields import empty
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
+
+from lms.fields import QueryIntegerField
 
 MAX_PAGE = 9007199254740991  # 2**53 - 1: the largest integer every JSON client reads exactly
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """Only ASCII digits with an optional leading minus. DRF's own IntegerField also takes
-    ``1.0``, ``1_000``, `` 7 `` and other digits, which a query parameter should not."""
-
-    _integer = re.compile(r"-?[0-9]+")
-
-    def get_value(self, dictionary):
-        # DRF reads an empty form value ("page=") as absent; it is a value, and not a number.
-        return dictionary.get(self.field_name, empty)
-
-    def to_internal_value(self, data) -> int:
-        if not isinstance(data, str) or not self._integer.fullmatch(data):
-            self.fail("invalid")
-        try:
-            return int(data)
-        except ValueError:  # more digits than Python converts: far out of range anyway
-            self.fail("max_string_length")
-
-
 class PageParams(serializers.Serializer):
-    page = StrictIntegerField(min_value=1, max_value=MAX_PAGE, default=1)
-    pageSize = StrictIntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE)
+    page = QueryIntegerField(min_value=1, max_value=MAX_PAGE, default=1)
+    pageSize = QueryIntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE)
 
 
 @dataclass(frozen=True)

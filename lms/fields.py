@@ -7,11 +7,14 @@ unhyphenated spellings. The OpenAPI schema says ``type: string`` / ``integer`` /
 naming the field, as the contract says (``{"assetId": 1}`` would otherwise become
 ``00000000-0000-0000-0000-000000000001`` and answer 404).
 
-Use them for fields of JSON request bodies. Query parameters arrive as strings, so their
-serializers keep DRF's own fields.
+Use them for fields of JSON request bodies. Query parameters arrive as strings:
+``QueryIntegerField`` reads those.
 """
 
+import re
+
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from lms.ids import parse_id
 
@@ -35,10 +38,30 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer, never a boolean, a string or a float."""
+class JsonIntegerField(serializers.IntegerField):
+    """A JSON integer in a body, never a boolean, a string or a float."""
 
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class QueryIntegerField(serializers.IntegerField):
+    """An integer in a query string: only ASCII digits with an optional leading minus.
+    DRF's own IntegerField also takes ``1.0``, ``1_000``, `` 7 `` and other digits, which a
+    query parameter should not."""
+
+    _integer = re.compile(r"-?[0-9]+")
+
+    def get_value(self, dictionary):
+        # DRF reads an empty form value ("page=") as absent; it is a value, and not a number.
+        return dictionary.get(self.field_name, empty)
+
+    def to_internal_value(self, data) -> int:
+        if not isinstance(data, str) or not self._integer.fullmatch(data):
+            self.fail("invalid")
+        try:
+            return int(data)
+        except ValueError:  # more digits than Python converts: far out of range anyway
+            self.fail("max_string_length")

@@ -12,7 +12,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from lms.errors import Gone
-from lms.fields import StrictCharField, StrictIntegerField, StrictUUIDField
+from lms.fields import JsonIntegerField, StrictCharField, StrictUUIDField
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from organizations.models import Membership
 from organizations.permissions import IsOrgAdmin
@@ -34,7 +34,7 @@ class MemberView(OrgScopedViewMixin, APIView):
 
 
 class EchoIn(serializers.Serializer):
-    pageSize = StrictIntegerField(min_value=1, max_value=100)
+    pageSize = JsonIntegerField(min_value=1, max_value=100)
     memberId = StrictUUIDField(required=False)
     tags = serializers.ListField(child=StrictCharField(max_length=20), max_length=3)
 

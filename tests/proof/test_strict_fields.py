@@ -8,7 +8,7 @@ import uuid
 import pytest
 from rest_framework import serializers
 
-from lms.fields import StrictCharField, StrictIntegerField, StrictUUIDField
+from lms.fields import JsonIntegerField, StrictCharField, StrictUUIDField
 from tests.helpers import assert_error
 
 ID = "0190b3c2-5d1e-7c3a-9f00-123456789abc"
@@ -17,7 +17,7 @@ ID = "0190b3c2-5d1e-7c3a-9f00-123456789abc"
 class Body(serializers.Serializer):
     memberId = StrictUUIDField(required=False)
     name = StrictCharField(required=False)
-    pageSize = StrictIntegerField(required=False, min_value=1, max_value=100)
+    pageSize = JsonIntegerField(required=False, min_value=1, max_value=100)
 
 
 def errors_of(data: dict) -> dict:
