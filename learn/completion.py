@@ -5,10 +5,11 @@ evaluated over that state and the activity's settings. Invariants:
 
 - ``fold`` is a commutative monoid action: the state after a set of reports does not depend
   on their order nor on how they were split into requests (seconds are summed as integer
-  microseconds, media segments are kept as their canonical union, pages as a sorted set, the
-  rest are maxima and flags).
-- The state's size does not grow with the number of reports: watched media is a sorted list
-  of disjoint intervals, pages are bounded by ``MAX_PAGES``.
+  microseconds, watched media is a set of seconds, pages a sorted set, the rest are maxima
+  and flags).
+- The state's size does not grow with the number of reports: watched media is a bitmap with
+  one bit per second of the media (at most ``MAX_MEDIA_DURATION`` bits), pages are bounded
+  by ``MAX_PAGES``; so a request costs the same after a million reports as after the first.
 - ``decide`` never answers a progress outside [0, 1], answers 1.0 exactly when completed and
   never regresses from a previous ``completed``.
 - Only valid reports of known types count; anything else is ignored here (the caller stores
@@ -17,6 +18,7 @@ evaluated over that state and the activity's settings. Invariants:
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -241,7 +243,7 @@ def rule_of(settings: Any) -> dict[str, Any]:
 def empty_state() -> dict[str, Any]:
     return {
         "secondsMicros": 0,
-        "segments": [],
+        "watched": "",
         "duration": None,
         "pages": [],
         "maxPages": None,
@@ -251,30 +253,48 @@ def empty_state() -> dict[str, Any]:
     }
 
 
-def merge_segments(segments: Iterable[Iterable[float]]) -> list[list[float]]:
-    """The union of closed intervals as sorted, disjoint, non-touching intervals.
-
-    Empty intervals (from == to) add no measure and are dropped. The result is canonical:
-    the same union gives the same list whatever the input order.
-    """
-    ordered = sorted((float(a), float(b)) for a, b in segments if b > a)
-    merged: list[list[float]] = []
-    for start, end in ordered:
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return merged
+# --- watched media: one bit per second ----------------------------------------------------
+#
+# Second ``i`` of a media is the interval [i, i+1). A segment marks the seconds whose middle
+# it covers (from <= i + 0.5 < to), and a segment that reaches the
+# reported duration marks every second up to the end, so that watching a whole media of
+# 90.5 s, or of 0.3 s, counts it whole. Marking is per segment, so the set does not depend on
+# the order or grouping of reports, and its size is bounded by the media's length.
 
 
-def covered(segments: Iterable[Iterable[float]], length: float) -> float:
-    """Measure of the union of ``segments`` within [0, length]."""
-    total = 0.0
-    for start, end in merge_segments(segments):
-        low, high = max(start, 0.0), min(end, length)
-        if high > low:
-            total += high - low
-    return total
+def _second(value: float) -> int:
+    """The first second whose middle is at or after ``value``."""
+    return math.ceil(value - 0.5)
+
+
+def segment_bits(start: float, end: float, duration: float) -> int:
+    """The seconds a watched segment marks, as bits of an integer."""
+    first, last = _second(start), _second(end)
+    if end >= duration:
+        last = max(last, math.ceil(duration))
+    if last <= first:
+        return 0
+    return ((1 << (last - first)) - 1) << first
+
+
+def decode_watched(value: str) -> int:
+    return int.from_bytes(base64.b64decode(value), "little") if value else 0
+
+
+def encode_watched(bits: int) -> str:
+    if not bits:
+        return ""
+    return base64.b64encode(bits.to_bytes((bits.bit_length() + 7) // 8, "little")).decode()
+
+
+def seconds_of(length: float) -> int:
+    """How many seconds a media of ``length`` seconds has (at least one)."""
+    return max(1, _second(length))
+
+
+def watched_seconds(bits: int, length: float) -> int:
+    """How many of the media's first ``seconds_of(length)`` seconds are marked."""
+    return (bits & ((1 << seconds_of(length)) - 1)).bit_count()
 
 
 def _max(current: Any, value: Any) -> Any:
@@ -296,11 +316,12 @@ def fold(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, A
     if state:
         base.update(state)
     micros = int(base["secondsMicros"])
-    segments = [list(s) for s in base["segments"]]
+    watched = decode_watched(base["watched"])
+    for start, end in base.pop("segments", None) or ():  # a state stored as intervals
+        watched |= segment_bits(float(start), float(end), float(base["duration"] or end))
     pages = set(base["pages"])
     duration, max_pages, best = base["duration"], base["maxPages"], base["bestScore"]
     complete, seen = bool(base["complete"]), bool(base["any"])
-    new_segments = False
     for report in reports:
         kind = report_type(report)
         if kind not in REPORT_TYPES or validate_report(report):
@@ -309,9 +330,9 @@ def fold(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, A
         if kind == "time":
             micros += round(float(report["seconds"]) * _MICROS)
         elif kind == "media":
-            segments.append([float(report["from"]), float(report["to"])])
-            duration = _max(duration, float(report["duration"]))
-            new_segments = True
+            length = float(report["duration"])
+            watched |= segment_bits(float(report["from"]), float(report["to"]), length)
+            duration = _max(duration, length)
         elif kind == "page":
             pages.add(report["page"])
             max_pages = _max(max_pages, report["pages"])
@@ -321,7 +342,7 @@ def fold(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, A
             complete = True
     return {
         "secondsMicros": micros,
-        "segments": merge_segments(segments) if new_segments else segments,
+        "watched": encode_watched(watched),
         "duration": duration,
         "pages": sorted(pages),
         "maxPages": max_pages,
@@ -382,8 +403,8 @@ def measure(rule: Mapping[str, Any], state: Mapping[str, Any], settings: Any) ->
         length = _length(settings, "duration", state["duration"], _valid_duration)
         if length is None:
             return False, 0.0
-        watched = covered(state["segments"], length)
-        return _fraction(watched, float(rule["threshold"]) * length)
+        watched = watched_seconds(decode_watched(state["watched"]), length)
+        return _fraction(float(watched), float(rule["threshold"]) * seconds_of(length))
     if kind == "pages":
         length = _length(settings, "pages", state["maxPages"], _valid_pages)
         if length is None:

@@ -121,7 +121,9 @@ def _record(
             for position, report in enumerate(reports)
         ]
     )
-    row.state = completion.visit(row.state, reports)
+    if row.status != completion.COMPLETED:
+        # A completed activity stays completed: its reports are stored, its state is final.
+        row.state = completion.visit(row.state, reports)
     decision = completion.decide(activity.settings, row.state, previous=row.status)
     if decision.status == completion.COMPLETED and row.completed_at is None:
         row.completed_at = now

@@ -131,10 +131,51 @@ def test_media_coverage_is_the_measure_of_the_union(segments, length):
     cells = {i for a, b in segments for i in range(a, b) if i < length}
     batch = [{"type": "media", "from": a, "to": b, "duration": 60} for a, b in segments]
     state = fold(None, batch)
-    assert completion.covered(state["segments"], length) == len(cells)
-    merged = state["segments"]
-    assert all(a < b for a, b in merged)
-    assert all(merged[i][1] < merged[i + 1][0] for i in range(len(merged) - 1))
+    bits = completion.decode_watched(state["watched"])
+    assert completion.watched_seconds(bits, length) == len(cells)
+
+
+@FAST
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 600, allow_nan=False), st.floats(0, 600, allow_nan=False)).map(
+            sorted
+        ),
+        max_size=20,
+    )
+)
+def test_a_second_counts_when_a_segment_covers_its_middle(segments):
+    batch = [{"type": "media", "from": a, "to": b, "duration": 700} for a, b in segments]
+    bits = completion.decode_watched(fold(None, batch)["watched"])
+    oracle = {i for i in range(700) if any(a <= i + 0.5 < b for a, b in segments)}
+    assert {i for i in range(700) if bits >> i & 1} == oracle
+
+
+@pytest.mark.parametrize("duration", [0.3, 1, 59.5, 90.5, 90.6, 600])
+def test_watching_a_whole_media_counts_it_whole(duration):
+    state = fold(None, [{"type": "media", "from": 0, "to": duration, "duration": duration}])
+    rule = {"completion": {"type": "media", "threshold": 1.0}}
+    assert decide(rule, state).status == COMPLETED
+
+
+def test_the_watched_state_stays_small_whatever_the_number_of_segments():
+    """A hundred thousand disjoint segments of a two-hour media: one bit per second."""
+    batch = [
+        {"type": "media", "from": i * 0.072, "to": i * 0.072 + 0.036, "duration": 7200}
+        for i in range(100_000)
+    ]
+    state = fold(None, batch)
+    assert len(json.dumps(state)) < 7200 / 8 * 4 / 3 + 200
+    again = fold(state, batch)
+    assert again == state
+
+
+def test_a_state_stored_as_intervals_is_read():
+    legacy = {**completion.empty_state(), "duration": 100, "segments": [[0.0, 50.0]]}
+    legacy.pop("watched")
+    state = fold(legacy, [{"type": "media", "from": 50, "to": 95, "duration": 100}])
+    assert "segments" not in state
+    assert decide({"completion": {"type": "media", "threshold": 0.9}}, state).status == COMPLETED
 
 
 @FAST
@@ -175,7 +216,7 @@ def test_overlapping_segments_count_once():
         {"type": "media", "from": 0, "to": 300, "duration": 600},
     ]
     state = fold(None, batch)
-    assert state["segments"] == [[0.0, 500.0]]
+    assert completion.watched_seconds(completion.decode_watched(state["watched"]), 600) == 500
     rule = {"completion": {"type": "media", "threshold": 0.9}}
     assert decide(rule, state).progress == round(500 / 540, 3)
     done = fold(state, [{"type": "media", "from": 500, "to": 540, "duration": 600}])

@@ -1,5 +1,6 @@
 """POST /api/learn/progress (4.3): the server decides completion from every report so far."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -518,3 +519,42 @@ def test_schema_documents_the_operation(api):
     assert {"200", "400", "401", "403", "404", "413", "415"} <= set(operation["responses"])
     headers = [p["name"] for p in operation["parameters"] if p["in"] == "header"]
     assert "Idempotency-Key" in headers
+
+
+# --- the stored state is bounded ------------------------------------------------------------
+
+
+def test_thousands_of_disjoint_segments_keep_the_stored_state_small(
+    api, enrolled, make_activity, django_assert_max_num_queries
+):
+    """40 requests of 100 disjoint segments of a two-hour video (4,000 segments): the state
+    holds one bit per second of the video, so its stored size is pinned by the video's length
+    (7,200 s: 900 bytes of bits) and the fortieth request reads and writes what the first
+    did."""
+    activity = make_activity({"type": "media", "threshold": 0.99}, duration=7200)
+    sizes = []
+    for request in range(40):
+        segments = [
+            {"type": "media", "from": at, "to": at + 0.9, "duration": 7200}
+            for at in (request * 1.8 * 100 + i * 1.8 for i in range(100))
+        ]
+        # The first request also creates the progress row; every later one costs the same.
+        with django_assert_max_num_queries(9 if request == 0 else 7):
+            assert report(api, enrolled, activity, *segments).status_code == 200
+        sizes.append(len(json.dumps(Progress.objects.get(activity=activity).state)))
+    assert max(sizes) <= 1_400
+    assert Progress.objects.get(activity=activity).status == "in-progress"
+
+
+def test_reports_after_completion_are_stored_but_not_folded(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 10})
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 10}))[0] == (
+        "completed"
+    )
+    state = Progress.objects.get(activity=activity).state
+    assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 50})) == (
+        "completed",
+        1.0,
+    )
+    assert Progress.objects.get(activity=activity).state == state
+    assert len(stored(activity)) == 2
