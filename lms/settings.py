@@ -106,14 +106,16 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
             "pool": {
                 "min_size": int(os.environ.get("LMS_DB_POOL_MIN", "2")),
                 "max_size": int(os.environ.get("LMS_DB_POOL_MAX", "8")),
-                "timeout": float(os.environ.get("LMS_DB_POOL_TIMEOUT", "10")),
+                # While the database is down a request waits this long for a connection
+                # before its 503: short, so clients and load balancers learn it quickly.
+                "timeout": float(os.environ.get("LMS_DB_POOL_TIMEOUT", "2")),
             },
-            "connect_timeout": 5,
+            "connect_timeout": 2,
         }
     else:
         _db["CONN_MAX_AGE"] = int(os.environ.get("LMS_CONN_MAX_AGE", "60"))
         _db["CONN_HEALTH_CHECKS"] = True
-        _db["OPTIONS"] = {"connect_timeout": 5}
+        _db["OPTIONS"] = {"connect_timeout": 2}
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 IS_POSTGRES = _db["ENGINE"] == "django.db.backends.postgresql"

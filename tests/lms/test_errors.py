@@ -126,10 +126,13 @@ def test_plain_django_view_failure_is_json_500(api, settings, debug):
     assert b"plain django view failure" not in response.content
 
 
-def test_unreachable_database_is_503(tmp_path):
-    """A separate process whose database URL points at a closed port."""
+@pytest.mark.parametrize("pool", ["false", "true"])
+def test_unreachable_database_is_503_quickly(tmp_path, pool):
+    """A separate process whose database URL points at a closed port, with and without the
+    connection pool: each request answers 503 within a few seconds (the pool's wait is 2 s;
+    it was 10 s), so that clients and load balancers learn it quickly."""
     script = (
-        "import django, json, sys\n"
+        "import django, json, sys, time\n"
         "django.setup()\n"
         "from django.conf import settings\n"
         "settings.ROOT_URLCONF = 'tests.lms.probe_urls'\n"
@@ -141,15 +144,17 @@ def test_unreachable_database_is_503(tmp_path):
         "     {'Authorization': 'Bearer lms_x'}),\n"
         "    ('/readyz', {}), ('/healthz', {}),\n"
         "]:\n"
+        "    started = time.monotonic()\n"
         "    r = c.get(url, headers=headers)\n"
-        "    out[url] = [r.status_code, r.json(), r.get('X-Request-ID')]\n"
+        "    took = time.monotonic() - started\n"
+        "    out[url] = [r.status_code, r.json(), r.get('X-Request-ID'), took]\n"
         "print(json.dumps(out))\n"
     )
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "lms.settings",
         "DATABASE_URL": "postgres://postgres@127.0.0.1:1/unreachable",
-        "LMS_DB_POOL": "false",
+        "LMS_DB_POOL": pool,
         "LMS_LOG_LEVEL": "CRITICAL",
     }
     done = subprocess.run(
@@ -165,8 +170,9 @@ def test_unreachable_database_is_503(tmp_path):
 
     results = json.loads(done.stdout.strip().splitlines()[-1])
     for url in ("/probe/members/00000000-0000-0000-0000-000000000000", "/readyz"):
-        status, body, request_id = results[url]
+        status, body, request_id, took = results[url]
         assert status == 503
+        assert took < 6, f"{url} waited {took:.1f} s for its 503"
         assert body["error"] == "service_unavailable"
         assert body["requestId"] == request_id
     assert results["/healthz"][0] == 200
