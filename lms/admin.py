@@ -2,6 +2,7 @@
 organizations where they are an owner or admin, and is offered only those in every choice."""
 
 from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path
 
 from lms.ids import parse_id
 from lms.tenancy import OrgScopedModel
@@ -46,11 +47,15 @@ class OrgScopedAdminMixin:
         if org_ids is not None:
             from organizations.models import Organization
 
+            # Narrow what a subclass chose (its own filter or select_related), never widen it.
             related = db_field.related_model
+            chosen = kwargs.get("queryset")
             if related is Organization:
-                kwargs["queryset"] = Organization.objects.filter(id__in=org_ids)
+                base = Organization.objects.all() if chosen is None else chosen
+                kwargs["queryset"] = base.filter(id__in=org_ids)
             elif issubclass(related, OrgScopedModel):
-                kwargs["queryset"] = related.objects.filter(org_id__in=org_ids)
+                base = related.objects.all() if chosen is None else chosen
+                kwargs["queryset"] = base.filter(org_id__in=org_ids)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
@@ -59,6 +64,14 @@ class OrgScopedAdminMixin:
         if org_ids is not None and issubclass(related, OrgScopedModel):
             kwargs["queryset"] = related.objects.filter(org_id__in=org_ids)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        # A record's organization is fixed once created (see OrgScopedModel).
+        is_page = isinstance(self, admin.ModelAdmin)  # an inline's obj is its parent
+        if is_page and obj is not None and obj.pk is not None and self.org_field == "org":
+            fields.append("org")
+        return fields
 
     def has_module_permission(self, request):
         return request.user.is_active and request.user.is_staff
@@ -119,7 +132,13 @@ class OrgScopedAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
     replaced by a filter that lists only the user's organizations."""
 
     def get_list_filter(self, request):
-        return [
-            OrganizationListFilter if f == self.org_field else f
-            for f in super().get_list_filter(request)
-        ]
+        return [self._scoped_filter(f) for f in super().get_list_filter(request)]
+
+    def _scoped_filter(self, entry):
+        if entry == self.org_field:
+            return OrganizationListFilter
+        if isinstance(entry, str) and get_fields_from_path(self.model, entry)[-1].is_relation:
+            # Django's related filter offers every row of the related model, other
+            # organizations' included; this one offers those the scoped rows point at.
+            return (entry, admin.RelatedOnlyFieldListFilter)
+        return entry

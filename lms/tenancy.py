@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from lms.errors import NotFound
@@ -26,11 +27,44 @@ class OrgScopedQuerySet(models.QuerySet):
 
 
 class OrgScopedModel(BaseModel):
+    """A tenant-owned record. Its organization is fixed once created: moving a record (a
+    membership with its tokens, a course with its learners' progress) to another organization
+    would carry what belongs to one tenant into another. A form says so (``full_clean``);
+    any other write is refused (``save``)."""
+
     org = models.ForeignKey(
         "organizations.Organization", on_delete=models.CASCADE, related_name="+"
     )
 
     objects = OrgScopedQuerySet.as_manager()
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._stored_org_id = instance.__dict__.get("org_id")
+        return instance
+
+    def _org_moved(self) -> bool:
+        stored = getattr(self, "_stored_org_id", None)
+        return stored is not None and self.org_id != stored
+
+    def _org_fixed_message(self) -> str:
+        name = self._meta.verbose_name
+        return (
+            f"The organization of a {name} is fixed once created; create a new {name} in the "
+            "other organization instead."
+        )
+
+    def full_clean(self, *args, **kwargs) -> None:
+        super().full_clean(*args, **kwargs)
+        if self._org_moved():
+            raise ValidationError(self._org_fixed_message())
+
+    def save(self, *args, **kwargs) -> None:
+        if self._org_moved():
+            raise ValueError(self._org_fixed_message())
+        super().save(*args, **kwargs)
+        self._stored_org_id = self.org_id
 
     class Meta:
         abstract = True

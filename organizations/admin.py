@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.db.models import Q
 from django.utils import timezone
 
 from lms.admin import OrgScopedAdmin, admin_org_ids
@@ -74,8 +75,84 @@ class OrganizationAdmin(admin.ModelAdmin):
         return request.user.is_superuser
 
 
+# --- roles: nobody grants a role above their own --------------------------------------------
+
+ROLE_RANK = {
+    Membership.Role.LEARNER: 1,
+    Membership.Role.INSTRUCTOR: 2,
+    Membership.Role.ADMIN: 3,
+    Membership.Role.OWNER: 4,
+}
+
+
+def admin_roles(request) -> dict | None:
+    """The staff user's role in each organization they administer; None for a superuser."""
+    if request.user.is_superuser:
+        return None
+    cached = getattr(request, "_lms_admin_roles", None)
+    if cached is None:
+        cached = dict(
+            Membership.objects.filter(
+                user=request.user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
+            ).values_list("org_id", "role")
+        )
+        request._lms_admin_roles = cached
+    return cached
+
+
+def grantable_roles(request, org_id) -> list[str]:
+    """The roles the staff user may give, or act for, in the organization: their own and
+    those below it (every role for a superuser; none outside their organizations)."""
+    roles = admin_roles(request)
+    if roles is None:
+        return list(Membership.Role.values)
+    own = ROLE_RANK.get(roles.get(org_id), 0)
+    return [role for role, rank in ROLE_RANK.items() if rank <= own]
+
+
+def manageable_memberships(request, queryset):
+    """The memberships the staff user may act for: in their organizations, with a role no
+    higher than their own there."""
+    roles = admin_roles(request)
+    if roles is None:
+        return queryset
+    allowed = Q(pk__in=[])
+    for org_id in roles:
+        allowed |= Q(org_id=org_id, role__in=grantable_roles(request, org_id))
+    return queryset.filter(allowed)
+
+
+class RoleCheckedAdminMixin:
+    """The ``role`` a form sets is one its user may grant in the record's organization."""
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+
+        class RoleCheckedForm(form_class):
+            def clean(self):
+                cleaned = super().clean()
+                org = cleaned.get("org") or getattr(self.instance, "org", None)
+                role = cleaned.get("role")
+                if org is not None and role and role not in grantable_roles(request, org.id):
+                    self.add_error("role", "You may not grant a role above your own.")
+                return cleaned
+
+        return form_class if admin_roles(request) is None else RoleCheckedForm
+
+    def formfield_for_choice_field(self, db_field, request, **kwargs):
+        roles = admin_roles(request)
+        if db_field.name == "role" and roles is not None:
+            highest = max((ROLE_RANK[role] for role in roles.values()), default=0)
+            kwargs["choices"] = [
+                (value, label)
+                for value, label in Membership.Role.choices
+                if ROLE_RANK[value] <= highest
+            ]
+        return super().formfield_for_choice_field(db_field, request, **kwargs)
+
+
 @admin.register(Membership)
-class MembershipAdmin(OrgScopedAdmin):
+class MembershipAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
     list_display = ["user", "org", "role", "created_at"]
     list_filter = ["org", "role"]
     search_fields = ["user__email"]
@@ -92,6 +169,15 @@ class MembershipAdmin(OrgScopedAdmin):
         if db_field.name == "user" and org_ids is not None:
             kwargs["queryset"] = User.objects.filter(memberships__org_id__in=org_ids).distinct()
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def _may_act_for(self, request, obj) -> bool:
+        return obj is None or obj.role in grantable_roles(request, obj.org_id)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and self._may_act_for(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and self._may_act_for(request, obj)
 
 
 class ApiTokenForm(forms.ModelForm):
@@ -124,9 +210,9 @@ class ApiTokenAdmin(OrgScopedAdmin):
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "membership":
+            # Only memberships whose role is not above the staff user's own there.
             qs = Membership.objects.select_related("user", "org")
-            org_ids = admin_org_ids(request)
-            kwargs["queryset"] = qs if org_ids is None else qs.filter(org_id__in=org_ids)
+            kwargs["queryset"] = manageable_memberships(request, qs)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request, obj, form, change):
@@ -166,7 +252,7 @@ class InviteForm(forms.ModelForm):
 
 
 @admin.register(Invite)
-class InviteAdmin(OrgScopedAdmin):
+class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
     """Invites are created here and their token shown once; afterwards only the prefix is
     visible. Revoking and re-issuing (a new token, shown once) are actions of the list."""
 

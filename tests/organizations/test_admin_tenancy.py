@@ -88,3 +88,125 @@ def test_staff_owner_cannot_create_token_for_another_organizations_member(staff_
     assert response.status_code == 200  # the form is shown again with an error
     assert "Select a valid choice" in response.content.decode()
     assert ApiToken.objects.count() == before
+
+
+# --- roles: nobody grants a role above their own ------------------------------------------
+
+
+@pytest.fixture
+def staff_admin(org):
+    """A staff user (not a superuser) who is an ``admin`` member of ``org``."""
+    user = UserFactory(is_staff=True)
+    member = make_member(org, Membership.Role.ADMIN, user=user)
+    client = Client()
+    client.force_login(user)
+    client.member = member
+    return client
+
+
+def change_membership(client, membership, **data):
+    return client.post(
+        f"/admin/organizations/membership/{membership.id}/change/",
+        {"user": str(membership.user_id), "role": membership.role, **data},
+    )
+
+
+def test_an_admin_cannot_make_themselves_owner(staff_admin):
+    own = staff_admin.member.membership
+    response = change_membership(staff_admin, own, role="owner")
+    assert response.status_code == 200  # the form again, with its error
+    assert "role" in response.context["adminform"].form.errors
+    own.refresh_from_db()
+    assert own.role == "admin"
+
+
+def test_an_admin_cannot_make_anyone_owner_nor_invite_an_owner(staff_admin, org):
+    learner = make_member(org).membership
+    response = change_membership(staff_admin, learner, role="owner")
+    assert response.status_code == 200
+    learner.refresh_from_db()
+    assert learner.role == "learner"
+    form = staff_admin.get("/admin/organizations/membership/add/").content.decode()
+    assert 'value="owner"' not in form
+    response = staff_admin.post(
+        "/admin/organizations/invite/add/",
+        {
+            "org": str(org.id),
+            "email": "boss@example.com",
+            "first_name": "B",
+            "last_name": "C",
+            "role": "owner",
+            "expires_at_0": "",
+            "expires_at_1": "",
+        },
+    )
+    assert response.status_code == 200
+    assert not org_invites(org, "boss@example.com")
+
+
+def org_invites(org, email):
+    from organizations.models import Invite
+
+    return list(Invite.objects.filter(org=org, email=email))
+
+
+def test_an_admin_may_grant_roles_up_to_their_own(staff_admin, org):
+    learner = make_member(org).membership
+    response = change_membership(staff_admin, learner, role="admin")
+    assert response.status_code == 302
+    learner.refresh_from_db()
+    assert learner.role == "admin"
+
+
+def test_an_admin_cannot_edit_an_owners_membership(staff_admin, org):
+    owner = make_member(org, Membership.Role.OWNER).membership
+    response = change_membership(staff_admin, owner, role="learner")
+    assert response.status_code == 403
+    owner.refresh_from_db()
+    assert owner.role == "owner"
+    delete = staff_admin.post(
+        f"/admin/organizations/membership/{owner.id}/delete/", {"post": "yes"}
+    )
+    assert delete.status_code == 403
+    assert Membership.objects.filter(pk=owner.pk).exists()
+
+
+def test_an_admin_cannot_mint_a_token_for_an_owner(staff_admin, org):
+    owner = make_member(org, Membership.Role.OWNER).membership
+    response = staff_admin.post(
+        "/admin/organizations/apitoken/add/",
+        {"membership": str(owner.id), "name": "escalation", "expires_at": ""},
+    )
+    assert response.status_code == 200  # the form again: not a valid choice
+    assert not ApiToken.objects.filter(membership=owner, name="escalation").exists()
+    page = staff_admin.get("/admin/organizations/apitoken/add/").content.decode()
+    assert str(owner.id) not in page
+
+
+# --- a record's organization is fixed once created -----------------------------------------
+
+
+def test_a_membership_cannot_be_moved_to_another_organization(org, other_org):
+    client = Client()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    member = make_member(org)
+    token_org = ApiToken.objects.get(membership=member.membership).org_id
+    page = client.get(f"/admin/organizations/membership/{member.membership.id}/change/")
+    assert 'name="org"' not in page.content.decode()  # shown, not editable
+    response = client.post(
+        f"/admin/organizations/membership/{member.membership.id}/change/",
+        {"org": str(other_org.id), "user": str(member.user.id), "role": "learner"},
+    )
+    assert response.status_code == 302
+    member.membership.refresh_from_db()
+    assert member.membership.org_id == org.id
+    assert ApiToken.objects.get(membership=member.membership).org_id == token_org == org.id
+
+
+def test_saving_a_tenant_owned_record_in_another_organization_is_refused(org, other_org):
+    membership = make_member(org).membership
+    membership.org = other_org
+    with pytest.raises(ValueError, match="fixed once created"):
+        membership.save()
+    membership.refresh_from_db()
+    assert membership.org_id == org.id
