@@ -1,7 +1,9 @@
-"""One JSON object a line, each carrying the request id of the request that wrote it."""
+"""One JSON object a line, each carrying the request id of the request that wrote it, with
+every registered secret redacted, whoever wrote the line."""
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 
 from lms.request_id import current_request_id
@@ -11,6 +13,23 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "asctime",
     "request_id",
 }
+
+
+_redactions: list[tuple[re.Pattern, str]] = []
+
+
+def register_redaction(pattern: str, replacement: str) -> None:
+    """Redact what ``pattern`` matches in every log line (an app registers the secrets its
+    URLs carry from its ``AppConfig.ready``)."""
+    entry = (re.compile(pattern), replacement)
+    if entry not in _redactions:
+        _redactions.append(entry)
+
+
+def redact(text: str) -> str:
+    for pattern, replacement in _redactions:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 class RequestIdFilter(logging.Filter):
@@ -34,7 +53,9 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        # The whole line: a secret may sit in the message, in an extra field (Django's
+        # DisallowedHost line carries the request) or in a traceback.
+        return redact(json.dumps(entry, default=str))
 
 
 def _install_record_factory() -> None:

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 
 from lms import errors
 from lms.http import is_text_encoding
+from lms.logs import redact
 from lms.request_id import bind, choose_request_id, unbind
 
 access_logger = logging.getLogger("lms.access")
@@ -47,8 +48,8 @@ class RequestIdMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
-            # A view whose path carries a secret (the invite token) sets a redacted log_path.
-            path = getattr(request, "log_path", None) or request.path
+            # Whatever answered (a view, a middleware, Django itself), the path is redacted.
+            path = redact(request.path)
             access_logger.info(
                 "%s %s %s",
                 request.method,
