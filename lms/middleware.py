@@ -105,9 +105,11 @@ class JsonErrorMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception):
+        # Classifying logs what is a 500 or a 503 (with its traceback and the request id),
+        # in the admin too, whose page then stays Django's own.
+        error, headers = errors.to_api_error(exception)
         if not _is_api(request):
             return None
-        error, headers = errors.to_api_error(exception)
         return errors.error_response(error, **{k.replace("-", "_"): v for k, v in headers.items()})
 
 

@@ -1,6 +1,7 @@
 """One settings module; every knob comes from the environment (see README)."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
     "learn",
     "bundles",
     "automations",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -65,6 +67,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: answers a locked-out admin sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "lms.urls"
@@ -144,6 +148,23 @@ CACHES = {
 }
 
 AUTH_USER_MODEL = "organizations.User"
+# Admin sign-in (API calls use tokens, not passwords): django-axes counts failures per
+# address and e-mail together and locks that pair out for a while; a success resets it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("LMS_ADMIN_SIGNIN_FAILURES", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LMS_ADMIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_USERNAME_FORM_FIELD = "username"
+# The client address as the throttles see it: behind LMS_NUM_PROXIES trusted proxies, from
+# X-Forwarded-For.
+AXES_IPWARE_PROXY_COUNT = int(os.environ.get("LMS_NUM_PROXIES") or 0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
+)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -246,5 +267,6 @@ LOGGING = {
         "django.request": {"level": "CRITICAL", "propagate": True},
         "django.server": {"level": "WARNING", "propagate": True},
         "django.db.backends": {"level": "INFO", "propagate": True},
+        "axes.apps": {"level": "WARNING", "propagate": True},  # its start-up banner
     },
 }

@@ -78,5 +78,6 @@ urlpatterns = [
     path("probe/throttled", ThrottledView.as_view()),
     path("probe/plain-boom", plain_boom),
     path("probe/plain-ok", plain_ok),
+    path("admin/probe-boom", plain_boom),  # a failing page under the admin's prefix
     path("", include("lms.urls")),
 ]

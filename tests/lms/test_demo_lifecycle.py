@@ -61,3 +61,42 @@ def test_the_pending_invite_accepts_once_per_run():
     assert User.objects.filter(email__startswith="invite.pending@").count() == 1
     accepted_demo = Invite.objects.get(email__startswith="invite.accepted@demo")
     assert accepted_demo.accepted_at is not None
+
+
+def admin_sign_in(person: dict):
+    from django.test import Client
+
+    client = Client()
+    response = client.post(
+        "/admin/login/?next=/admin/",
+        {"username": person["email"], "password": person["password"]},
+    )
+    return client, response
+
+
+def test_the_demo_staff_and_superuser_sign_in_and_the_staff_see_one_organization():
+    manifest = seed()
+    for key, other in (("org", "otherOrg"), ("otherOrg", "org")):
+        staff = manifest[key]["staff"]
+        user = User.objects.get(email=staff["email"])
+        assert user.is_staff and not user.is_superuser
+        roles = list(Membership.objects.filter(user=user).values_list("org_id", "role"))
+        assert [(str(org), role) for org, role in roles] == [(manifest[key]["id"], "admin")]
+        client, response = admin_sign_in(staff)
+        assert response.status_code == 302
+        page = client.get("/admin/learn/course/").content.decode()
+        assert manifest[key]["courses"][0]["id"] in page
+        assert manifest[other]["courses"][0]["id"] not in page
+        assert manifest[other]["name"] not in page
+    client, response = admin_sign_in(manifest["superuser"])
+    assert response.status_code == 302
+    page = client.get("/admin/learn/course/").content.decode()
+    assert manifest["org"]["name"] in page and manifest["otherOrg"]["name"] in page
+
+
+def test_every_run_gives_new_passwords_and_the_old_ones_stop_working():
+    first = seed()
+    second = seed()
+    assert first["org"]["staff"]["password"] != second["org"]["staff"]["password"]
+    assert admin_sign_in(first["org"]["staff"])[1].status_code == 200  # the form again
+    assert admin_sign_in(second["org"]["staff"])[1].status_code == 302

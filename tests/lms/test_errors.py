@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 
 from tests.helpers import assert_error
 
@@ -124,6 +125,18 @@ def test_plain_django_view_failure_is_json_500(api, settings, debug):
     response = api.get("/probe/plain-boom")
     assert_error(response, 500, "internal_error")
     assert b"plain django view failure" not in response.content
+
+
+def test_an_admin_500_is_logged_with_its_traceback_and_request_id(caplog):
+    """The admin keeps Django's own error page, and the failure is in the log all the same."""
+    client = Client(raise_request_exception=False)
+    with caplog.at_level(logging.ERROR):
+        response = client.get("/admin/probe-boom", headers={"X-Request-ID": "admin-boom-1"})
+    assert response.status_code == 500
+    logged = [r for r in caplog.records if r.exc_info and r.levelno >= logging.ERROR]
+    assert logged, [r.getMessage() for r in caplog.records]
+    assert "plain django view failure" in str(logged[0].exc_info[1])
+    assert logged[0].request_id == "admin-boom-1"
 
 
 @pytest.mark.parametrize("pool", ["false", "true"])

@@ -2,6 +2,7 @@ import importlib
 import json
 import secrets
 
+from axes.utils import reset
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -39,7 +40,6 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         as_json = options["json"]
         log = self.stderr if as_json else self.stdout
-        admin_password = secrets.token_urlsafe(12)
         with transaction.atomic():
             manifest = {}
             for key, name, domain in ORGS:
@@ -47,17 +47,25 @@ class Command(BaseCommand):
                 for module_name in DEMO_PARTS:
                     log.write(f"  seeding {module_name.split('.')[0]} for {name}")
                     importlib.import_module(module_name).seed(demo)
+                demo.manifest["staff"] = self.sign_in(demo.members["admin"].user, staff=True)
                 manifest[key] = demo.manifest
             admin, _ = User.objects.get_or_create(email=ADMIN_EMAIL)
-            admin.is_staff = admin.is_superuser = True
-            admin.set_password(admin_password)
-            admin.save()
+            manifest["superuser"] = self.sign_in(admin, staff=True, superuser=True)
 
         if as_json:
             self.stdout.write(json.dumps(manifest, indent=2))
-            log.write(f"Admin sign-in: {ADMIN_EMAIL} / {admin_password}")
             return
-        self.print_summary(manifest, admin_password)
+        self.print_summary(manifest)
+
+    def sign_in(self, user: User, *, staff: bool, superuser: bool = False) -> dict[str, str]:
+        """Make ``user`` an admin user with a fresh password (and lift any sign-in lockout
+        of theirs); their e-mail and password for the manifest."""
+        password = secrets.token_urlsafe(12)
+        user.is_staff, user.is_superuser = staff, superuser
+        user.set_password(password)
+        user.save()
+        reset(username=user.email)
+        return {"email": user.email, "password": password}
 
     def seed_org(self, key: str, name: str, domain: str) -> DemoOrg:
         org = Organization.objects.filter(name=name).order_by("created_at").first()
@@ -84,7 +92,7 @@ class Command(BaseCommand):
             manifest={"id": str(org.id), "name": org.name, "tokens": tokens},
         )
 
-    def print_summary(self, manifest: dict, admin_password: str) -> None:
+    def print_summary(self, manifest: dict) -> None:
         out = self.stdout
         out.write(self.style.SUCCESS("Demo data is ready."))
         for data in manifest.values():
@@ -97,9 +105,12 @@ class Command(BaseCommand):
             f'  curl -H "Authorization: Bearer {learner}" "http://127.0.0.1:8000/api/bundles?search=python"'
         )
         out.write("\nAPI docs: http://127.0.0.1:8000/api/docs/ (Authorize with a token above)")
+        superuser = manifest["superuser"]
         out.write(
-            f"Admin: http://127.0.0.1:8000/admin/  sign in as {ADMIN_EMAIL} / {admin_password}"
+            f"Admin: http://127.0.0.1:8000/admin/  superuser {superuser['email']} / "
+            f"{superuser['password']}"
         )
-        out.write(
-            "(tokens and the admin password are new on every run; older demo tokens are revoked)"
-        )
+        for data in (manifest["org"], manifest["otherOrg"]):
+            staff = data["staff"]
+            out.write(f"  staff of {data['name']} only: {staff['email']} / {staff['password']}")
+        out.write("(tokens and passwords are new on every run; older demo tokens are revoked)")
