@@ -109,6 +109,11 @@ class JsonErrorMiddleware:
         # in the admin too, whose page then stays Django's own.
         error, headers = errors.to_api_error(exception)
         if not _is_api(request):
+            if isinstance(error, errors.ServiceUnavailable):
+                # The database is down: staff, like API clients, get a 503 to retry, not a 500.
+                response = HttpResponse(error.message, status=503, content_type="text/plain")
+                response["Retry-After"] = "5"
+                return response
             return None
         return errors.error_response(error, **{k.replace("-", "_"): v for k, v in headers.items()})
 

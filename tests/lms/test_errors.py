@@ -161,6 +161,9 @@ def test_unreachable_database_is_503_quickly(tmp_path, pool):
         "    r = c.get(url, headers=headers)\n"
         "    took = time.monotonic() - started\n"
         "    out[url] = [r.status_code, r.json(), r.get('X-Request-ID'), took]\n"
+        "started = time.monotonic()\n"
+        "r = c.post('/admin/login/', {'username': 'staff@example.com', 'password': 'x'})\n"
+        "out['admin'] = [r.status_code, r.content.decode(), time.monotonic() - started]\n"
         "print(json.dumps(out))\n"
     )
     env = {
@@ -189,3 +192,7 @@ def test_unreachable_database_is_503_quickly(tmp_path, pool):
         assert body["error"] == "service_unavailable"
         assert body["requestId"] == request_id
     assert results["/healthz"][0] == 200
+    # A staff member signing in meanwhile is told to retry, as API clients are: not a 500.
+    status, text, took = results["admin"]
+    assert status == 503 and "retry" in text
+    assert took < 6
