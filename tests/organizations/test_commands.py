@@ -72,7 +72,8 @@ def test_create_api_token_refuses_bad_input_clearly(org, args, message):
 def test_seed_demo_json_manifest_and_idempotence():
     first = json.loads(run("seed_demo", "--json")[0])
     second = json.loads(run("seed_demo", "--json")[0])
-    assert set(first) == {"org", "otherOrg"}
+    assert set(first) == {"org", "otherOrg", "superuser"}
+    assert set(first["superuser"]) == set(first["org"]["staff"]) == {"email", "password"}
     assert first["org"]["name"] == "Demo Academy"
     assert set(first["org"]["tokens"]) == {"owner", "admin", "instructor", "learner", "outsider"}
     assert first["org"]["id"] == second["org"]["id"]

@@ -95,7 +95,7 @@ class Command(BaseCommand):
     def print_summary(self, manifest: dict) -> None:
         out = self.stdout
         out.write(self.style.SUCCESS("Demo data is ready."))
-        for data in manifest.values():
+        for data in (manifest["org"], manifest["otherOrg"]):
             out.write(f"\n{data['name']} (organization {data['id']})")
             for role, token in data["tokens"].items():
                 out.write(f"  {role:<11} {token}")
