@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Func, Value
 from django.db.models.functions import Lower
 
-from lms.tenancy import OrgScopedModel, OrgScopedQuerySet
+from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet
 
 
 class CodePointOrder(Func):
@@ -66,6 +66,7 @@ class Bundle(OrgScopedModel):
         "downloads.Download", through="BundleDownload", related_name="bundles", blank=True
     )
 
+    all_orgs = AllOrgsManager.from_queryset(BundleQuerySet)()
     objects = BundleQuerySet.as_manager()
 
     class Meta:

@@ -96,7 +96,7 @@ def unlink_asset(
     target = next((link for link in links if link.asset_id == wanted), None)
     if target is None:
         raise NotFound(NOT_LINKED)
-    DownloadAsset.objects.filter(id=target.id).delete()
+    DownloadAsset.objects.filter(org_id=target.org_id, id=target.id).delete()
     remaining = [link for link in links if link.id != target.id]
     _renumber(remaining)
     return remaining
@@ -192,9 +192,9 @@ def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = 
     moved = [link for position, link in enumerate(links, 1) if link.seq != position]
     if moved:
         offset = max(link.seq for link in links)
-        DownloadAsset.objects.filter(id__in=[link.id for link in moved]).update(
-            seq=F("seq") + offset
-        )
+        DownloadAsset.objects.filter(
+            org_id=moved[0].org_id, id__in=[link.id for link in moved]
+        ).update(seq=F("seq") + offset)
     now = timezone.now()
     for position, link in enumerate(links, 1):
         link.seq = position

@@ -61,7 +61,9 @@ class ActivityFormSet(OrderedInlineFormSet):
         field = form.fields.get("module")
         if field is not None:
             field.queryset = (
-                Module.objects.filter(course=self.instance).order_by("seq", "id")
+                Module.objects.filter(org_id=self.instance.org_id, course=self.instance).order_by(
+                    "seq", "id"
+                )
                 if self.instance.pk
                 else Module.objects.none()
             )
@@ -108,7 +110,7 @@ class ActivityForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         module, seq = data.get("module"), data.get("seq")
-        siblings = Activity.objects.filter(module=module, seq=seq).exclude(pk=self.instance.pk)
+        siblings = Activity.all_orgs.filter(module=module, seq=seq).exclude(pk=self.instance.pk)
         if module is not None and seq is not None and siblings.exists():
             self.add_error("seq", "Another activity of this module already has this position.")
         return data

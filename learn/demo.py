@@ -153,7 +153,7 @@ def seed(demo: DemoOrg) -> None:
     members = list(demo.members.values())
     learner = demo.members["learner"]
 
-    Enrollment.objects.filter(course__in=[first["course"], second["course"]]).exclude(
+    Enrollment.objects.filter(org=demo.org, course__in=[first["course"], second["course"]]).exclude(
         course=first["course"], membership=learner
     ).delete()
     enroll(membership=learner, course=first["course"])

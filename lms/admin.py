@@ -18,7 +18,7 @@ def admin_org_ids(request) -> list | None:
         from organizations.models import Membership
 
         cached = list(
-            Membership.objects.filter(
+            Membership.all_orgs.filter(
                 user=user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
             ).values_list("org_id", flat=True)
         )

@@ -1,9 +1,16 @@
-"""Tenancy that a subclass cannot forget.
+"""Tenancy that fails closed.
 
-Every tenant-owned model inherits ``OrgScopedModel``; every API view gets its rows from
-``OrgScopedViewMixin.scoped()``; every admin of a tenant-owned model inherits
-``lms.admin.OrgScopedAdmin``. The organization always comes from the caller's token (API) or the
-staff user's memberships (admin), never from the URL or the body.
+Every tenant-owned model inherits ``OrgScopedModel``. Its ``objects`` manager refuses to run
+a query that names no organization (``UnscopedQuery``): API views read through
+``OrgScopedViewMixin.scoped()`` (the caller's organization, from its token), services and
+selectors through ``.for_org(org)`` or a filter on ``org``, and a record's related rows
+(``membership.tokens``) are of its organization. Reading across organizations is written
+out as ``Model.all_orgs``: superusers' admin pages, commands, the token and invite lookups
+(how a request finds its organization) and Django's own machinery (it is the default
+manager). Every admin of a tenant-owned model inherits ``lms.admin.OrgScopedAdmin``, which
+narrows a staff member's pages to their organizations. The organization always comes from
+the caller's token (API) or the staff user's memberships (admin), never from the URL or the
+body, and a record's organization is fixed once created.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
 from lms.errors import NotFound
 from lms.ids import parse_id
@@ -21,9 +29,104 @@ if TYPE_CHECKING:
     from organizations.models import Organization
 
 
+class UnscopedQuery(RuntimeError):
+    """A query of tenant-owned rows that names no organization."""
+
+
+def _names_org(lookups) -> bool:
+    return any(str(key).split("__", 1)[0] in ("org", "org_id") for key in lookups)
+
+
+def _q_names_org(q: Any) -> bool:
+    """Whether a Q (AND-ed, not negated) filters on the organization."""
+    if not isinstance(q, Q) or q.negated or q.connector != Q.AND:
+        return False
+    return any(
+        _q_names_org(child) if isinstance(child, Q) else _names_org([child[0]])
+        for child in q.children
+    )
+
+
 class OrgScopedQuerySet(models.QuerySet):
+    """Rows of a tenant-owned model, which fail closed: evaluating the queryset raises
+    ``UnscopedQuery`` unless it was narrowed to an organization (``for_org``, or a filter on
+    ``org``/``org_id``), reached from a record (``membership.tokens.all()``: a record's
+    related rows are of its organization), or opened deliberately across organizations
+    (``across_orgs()``, or the model's ``all_orgs`` manager)."""
+
+    _org_scoped = False
+
     def for_org(self, org: Organization | Any) -> OrgScopedQuerySet:
         return self.filter(org=org)
+
+    def across_orgs(self) -> OrgScopedQuerySet:
+        """Every organization's rows: for superusers' admin pages, commands and migrations."""
+        clone = self._chain()
+        clone._org_scoped = True
+        return clone
+
+    def _clone(self):
+        clone = super()._clone()
+        clone._org_scoped = self._org_scoped
+        return clone
+
+    def _filter_or_exclude(self, negate, args, kwargs):
+        clone = super()._filter_or_exclude(negate, args, kwargs)
+        if not negate and (_names_org(kwargs) or any(_q_names_org(q) for q in args)):
+            clone._org_scoped = True
+        return clone
+
+    def _check_scope(self) -> None:
+        if self._org_scoped or self._hints.get("instance") is not None or self.query.is_empty():
+            return
+        name = self.model.__name__
+        raise UnscopedQuery(
+            f"A query of {name} rows without an organization: narrow it with .for_org(org) "
+            f"or a filter on org, or read across organizations on purpose with "
+            f"{name}.all_orgs."
+        )
+
+    def _fetch_all(self):
+        if self._result_cache is None:
+            self._check_scope()
+        super()._fetch_all()
+
+    def iterator(self, *args, **kwargs):
+        self._check_scope()
+        return super().iterator(*args, **kwargs)
+
+    def count(self):
+        if self._result_cache is None:
+            self._check_scope()
+        return super().count()
+
+    def exists(self):
+        if self._result_cache is None:
+            self._check_scope()
+        return super().exists()
+
+    def aggregate(self, *args, **kwargs):
+        self._check_scope()
+        return super().aggregate(*args, **kwargs)
+
+    def update(self, **kwargs):
+        self._check_scope()
+        return super().update(**kwargs)
+
+    def delete(self):
+        self._check_scope()
+        return super().delete()
+
+    def bulk_update(self, objs, *args, **kwargs):
+        # Names its rows one by one (their primary keys): as scoped as the records given.
+        return super(OrgScopedQuerySet, self.across_orgs()).bulk_update(objs, *args, **kwargs)
+
+
+class AllOrgsManager(models.Manager):
+    """``Model.all_orgs``: reads across organizations, said in the code where it happens."""
+
+    def get_queryset(self):
+        return super().get_queryset().across_orgs()
 
 
 class OrgScopedModel(BaseModel):
@@ -36,6 +139,10 @@ class OrgScopedModel(BaseModel):
         "organizations.Organization", on_delete=models.CASCADE, related_name="+"
     )
 
+    # Declared first, so Django's own machinery (its default manager: unique checks, admin
+    # lookups, related choices) reads rows by id; the admin narrows them per staff member.
+    all_orgs = AllOrgsManager.from_queryset(OrgScopedQuerySet)()
+    # What code uses: fails closed without an organization.
     objects = OrgScopedQuerySet.as_manager()
 
     @classmethod

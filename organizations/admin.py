@@ -92,7 +92,7 @@ def admin_roles(request) -> dict | None:
     cached = getattr(request, "_lms_admin_roles", None)
     if cached is None:
         cached = dict(
-            Membership.objects.filter(
+            Membership.all_orgs.filter(
                 user=request.user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
             ).values_list("org_id", "role")
         )
@@ -211,7 +211,7 @@ class ApiTokenAdmin(OrgScopedAdmin):
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "membership":
             # Only memberships whose role is not above the staff user's own there.
-            qs = Membership.objects.select_related("user", "org")
+            qs = Membership.all_orgs.select_related("user", "org")
             kwargs["queryset"] = manageable_memberships(request, qs)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
@@ -300,7 +300,7 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "invited_by":
-            qs = Membership.objects.select_related("user", "org")
+            qs = Membership.all_orgs.select_related("user", "org")
             org_ids = admin_org_ids(request)
             kwargs["queryset"] = qs if org_ids is None else qs.filter(org_id__in=org_ids)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -30,7 +30,7 @@ class BearerTokenAuthentication(BaseAuthentication):
 
     def authenticate_token(self, raw: str) -> tuple:
         token = (
-            ApiToken.objects.select_related("membership__org", "membership__user")
+            ApiToken.all_orgs.select_related("membership__org", "membership__user")
             .filter(key_hash=hash_token(raw))
             .first()
         )

@@ -38,12 +38,12 @@ def seed(demo: DemoOrg) -> None:
             invited_by=owner,
         )
         if key == "expired":
-            Invite.objects.filter(pk=invite.pk).update(
+            Invite.objects.filter(org=demo.org, pk=invite.pk).update(
                 expires_at=timezone.now() - timedelta(days=1)
             )
         elif key == "accepted":
             # Accepting adds a membership, which the demo's member list must not grow by.
-            Invite.objects.filter(pk=invite.pk).update(
+            Invite.objects.filter(org=demo.org, pk=invite.pk).update(
                 state=Invite.State.ACCEPTED, accepted_at=timezone.now()
             )
         elif key == "revoked":

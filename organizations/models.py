@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from lms.ids import uuid7
 from lms.models import BaseModel
-from lms.tenancy import OrgScopedModel
+from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet
 
 TOKEN_PREFIX = "lms_"
 
@@ -100,7 +100,7 @@ def new_raw_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-class ApiTokenQuerySet(models.QuerySet):
+class ApiTokenQuerySet(OrgScopedQuerySet):
     def active(self):
         now = timezone.now()
         return self.filter(revoked_at__isnull=True).filter(
@@ -118,6 +118,8 @@ class ApiToken(OrgScopedModel):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
 
+    # Looking a bearer token up by its hash is how a request finds its organization.
+    all_orgs = AllOrgsManager.from_queryset(ApiTokenQuerySet)()
     objects = ApiTokenQuerySet.as_manager()
 
     class Meta:

@@ -20,7 +20,8 @@ def invite_by_token(raw: str, *, for_update: bool = False) -> Invite | None:
         token_hash = hash_token(raw)
     except UnicodeEncodeError:  # a lone surrogate cannot be any token we issued
         return None
-    invites = Invite.objects.filter(token_hash=token_hash)
+    # The token is global by design: it is how the caller finds the organization.
+    invites = Invite.all_orgs.filter(token_hash=token_hash)
     if for_update:
         return invites.select_for_update().first()
     return invites.only("email", "first_name", "last_name", "state", "expires_at").first()

@@ -117,9 +117,9 @@ def revoke_invite(*, invite: Invite) -> bool:
     """Revoke a pending (or expired) invite so its token stops working. An accepted invite
     stays accepted. True when the invite was revoked by this call."""
     revoked = (
-        Invite.objects.filter(pk=invite.pk, state=Invite.State.PENDING).update(
-            state=Invite.State.REVOKED, updated_at=timezone.now()
-        )
+        Invite.objects.filter(
+            org_id=invite.org_id, pk=invite.pk, state=Invite.State.PENDING
+        ).update(state=Invite.State.REVOKED, updated_at=timezone.now())
         == 1
     )
     if revoked:
@@ -131,7 +131,7 @@ def revoke_invite(*, invite: Invite) -> bool:
 def reissue_invite(*, invite: Invite, expires_at: datetime | None = None) -> tuple[Invite, str]:
     """A new token and a new expiry for a pending, expired or revoked invite, which is
     pending again; the old token stops working at once. An accepted invite is a Conflict."""
-    invite = Invite.objects.select_for_update().get(pk=invite.pk)
+    invite = Invite.objects.select_for_update().get(org_id=invite.org_id, pk=invite.pk)
     if invite.state == Invite.State.ACCEPTED:
         raise Conflict("An accepted invite cannot be re-issued.")
     expires_at = expires_at or default_invite_expiry()

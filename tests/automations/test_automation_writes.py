@@ -42,7 +42,7 @@ def test_service_saves_a_valid_automation(org):
     automation = save_automation(
         org=org, name="Welcome", trigger="invite.accepted", actions=[welcome_email(to="inviter")]
     )
-    assert Automation.objects.for_org(org).get() == automation
+    assert Automation.all_orgs.for_org(org).get() == automation
 
 
 def test_service_refuses_with_details_keyed_by_wire_path(org):
@@ -54,7 +54,7 @@ def test_service_refuses_with_details_keyed_by_wire_path(org):
             actions=[welcome_email(), {"type": "webhook", "input": {"url": "ftp://x"}}],
         )
     assert caught.value.details == {"actions.1.input.url": ["Must be an http or https URL."]}
-    assert not Automation.objects.exists()
+    assert not Automation.all_orgs.exists()
 
 
 def test_service_refuses_a_duplicate_name_in_one_organization(org, other_org):
@@ -91,7 +91,7 @@ def form_data(org, **changes) -> dict:
 def test_admin_saves_a_valid_automation(org, superuser_client):
     response = superuser_client.post("/admin/automations/automation/add/", form_data(org))
     assert response.status_code == 302
-    assert Automation.objects.get().actions == [welcome_email()]
+    assert Automation.all_orgs.get().actions == [welcome_email()]
 
 
 def test_admin_refuses_a_bad_action_with_a_readable_error(org, superuser_client):
@@ -107,7 +107,7 @@ def test_admin_refuses_a_bad_action_with_a_readable_error(org, superuser_client)
         ]
     }
     assert "Action 2 (send_email), input.to" in response.content.decode()
-    assert not Automation.objects.exists()
+    assert not Automation.all_orgs.exists()
 
 
 def test_admin_refuses_an_unknown_trigger_and_action_type_once_each(org, superuser_client):
@@ -162,7 +162,7 @@ def test_admin_of_one_org_cannot_file_an_automation_under_another(org, other_org
     response = client.post("/admin/automations/automation/add/", form_data(other_org))
     assert response.status_code == 200
     assert "org" in response.context["adminform"].form.errors
-    assert not Automation.objects.exists()
+    assert not Automation.all_orgs.exists()
 
 
 # --- seed_demo -------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def test_seed_demo_lists_readable_automations_and_is_idempotent(api):
         bodies = [api.get(f"/api/automations/{i}", token=owner).json() for i in ids]
         assert all(body["orgId"] == second[key]["id"] for body in bodies)
         assert {body["enabled"] for body in bodies} == {True, False}
-    assert Automation.objects.count() == len(second["org"]["automations"]) * 2
+    assert Automation.all_orgs.count() == len(second["org"]["automations"]) * 2
 
 
 def call_demo() -> str:

@@ -50,7 +50,7 @@ def test_owner_saves_an_automation_that_the_api_reads_back_exactly(admin_as, mak
     ui.save()
     assert any("was added successfully" in message for message in ui.messages()), ui.errors()
 
-    automation = Automation.objects.get(name="Welcome new learners")
+    automation = Automation.all_orgs.get(name="Welcome new learners")
     response = live_api.get(f"/api/automations/{automation.id}", token=owner.token)
     assert response.status == 200, response.body
     body = response.json()
@@ -94,7 +94,7 @@ def test_a_send_email_without_subject_and_an_unknown_action_are_named_in_the_for
             "enroll_in_course, send_email, webhook.",
         ]
     }
-    assert not Automation.objects.exists()
+    assert not Automation.all_orgs.exists()
 
 
 def test_the_add_page_offers_a_send_email_template_and_refuses_it_unfilled(admin_as, make_staff):
@@ -111,13 +111,13 @@ def test_the_add_page_offers_a_send_email_template_and_refuses_it_unfilled(admin
     assert ui.errors() == {
         "actions": ["Action 1 (send_email), input.subject: Must be a non-empty string."]
     }
-    assert not Automation.objects.exists()
+    assert not Automation.all_orgs.exists()
 
     template[0]["input"]["subject"] = "Welcome!"
     ui.fill({"actions": template})
     ui.save()
     assert any("was added successfully" in message for message in ui.messages()), ui.errors()
-    assert Automation.objects.get().actions == template
+    assert Automation.all_orgs.get().actions == template
 
 
 def test_an_unknown_trigger_is_refused_and_the_automation_stays_as_it_was(admin_as, make_staff):

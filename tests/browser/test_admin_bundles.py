@@ -29,7 +29,7 @@ def test_owner_creates_a_bundle_that_members_find_through_the_api(admin_as, make
     ui.save()
     assert any("was added successfully" in message for message in ui.messages()), ui.errors()
 
-    bundle = Bundle.objects.get(name="Python Starter Pack 100%")
+    bundle = Bundle.all_orgs.get(name="Python Starter Pack 100%")
     assert [course.title for course in bundle.courses.all()] == ["Python basics"]
 
     found = live_api.get("/api/bundles?search=100%25", token=learner.token)

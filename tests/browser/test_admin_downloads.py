@@ -49,7 +49,7 @@ def test_owner_fills_the_media_library_and_links_assets_in_order(admin_as, make_
         ui.fill({"org": "Acme Learning", "name": name, "url": url})
         ui.save(button)
         assert any("was added successfully" in message for message in ui.messages()), ui.errors()
-    handbook, slides = Asset.objects.filter(org=org).order_by("name")
+    handbook, slides = Asset.all_orgs.filter(org=org).order_by("name")
     assert (handbook.name, slides.name) == ("Handbook", "Slides")
 
     # Both linked through the inline, in the order typed; the second under its own name.
@@ -103,7 +103,7 @@ def test_owner_swaps_two_links_then_removes_one_and_the_asset_stays(admin_as, ma
         (str(handbook.id), 1, "Handbook"),
     ]
     assert shown_links(ui) == [("Handbook", "1", "Handbook")]
-    assert not DownloadAsset.objects.filter(asset=slides).exists()
+    assert not DownloadAsset.all_orgs.filter(asset=slides).exists()
 
     ui.open_changelist("downloads", "asset", "in_use=no")
     rows = ui.changelist_rows()

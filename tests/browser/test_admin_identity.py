@@ -37,7 +37,7 @@ def test_api_token_is_shown_once_at_creation_then_only_its_prefix(admin_as, supe
 
     [message] = [text for text in ui.messages() if "shown only this once" in text]
     [raw] = RAW_TOKEN.findall(message)
-    token = ApiToken.objects.get(key_hash=hash_token(raw))
+    token = ApiToken.all_orgs.get(key_hash=hash_token(raw))
     assert (token.membership_id, token.org_id, token.name) == (
         member.id,
         member.org_id,
@@ -106,7 +106,7 @@ def test_staff_owner_adds_a_member_of_one_organization_to_another(admin_as, make
     ui.save()
 
     assert any("was added successfully" in message for message in ui.messages())
-    added = Membership.objects.get(org=org_c, user=colleague)
+    added = Membership.all_orgs.get(org=org_c, user=colleague)
     assert added.role == Membership.Role.INSTRUCTOR
 
     # The same person twice in one organization is a readable form error, not a crash.
@@ -114,7 +114,7 @@ def test_staff_owner_adds_a_member_of_one_organization_to_another(admin_as, make
     ui.fill({"org": "Org C", "user": "colleague@a.example", "role": "Learner"})
     ui.save()
     assert ui.errors() == {"__all__": ["Membership with this Org and User already exists."]}
-    assert Membership.objects.filter(org=org_c, user=colleague).count() == 1
+    assert Membership.all_orgs.filter(org=org_c, user=colleague).count() == 1
 
 
 def test_superuser_picks_a_person_with_the_user_autocomplete(admin_as, superuser):
@@ -130,4 +130,4 @@ def test_superuser_picks_a_person_with_the_user_autocomplete(admin_as, superuser
     ui.choose_autocomplete("user", "pat@b")
     ui.save()
 
-    assert Membership.objects.get(org=org, user=person).role == Membership.Role.ADMIN
+    assert Membership.all_orgs.get(org=org, user=person).role == Membership.Role.ADMIN

@@ -32,7 +32,7 @@ def test_owner_builds_a_course_whose_time_rule_the_api_applies(admin_as, make_st
     ui.save("_continue")
     assert any("was added successfully" in message for message in ui.messages()), ui.errors()
 
-    course = Course.objects.get(title="Python basics")
+    course = Course.all_orgs.get(title="Python basics")
     [module] = course.modules.all()
     assert (course.org_id, module.org_id, module.seq, module.published) == (
         org.id,
@@ -55,7 +55,7 @@ def test_owner_builds_a_course_whose_time_rule_the_api_applies(admin_as, make_st
     )
     ui.save("_continue")
     assert any("was changed successfully" in message for message in ui.messages()), ui.errors()
-    [activity] = Activity.objects.filter(course=course)
+    [activity] = Activity.all_orgs.filter(course=course)
     assert (activity.module_id, activity.org_id, activity.settings) == (
         module.id,
         org.id,
@@ -68,7 +68,7 @@ def test_owner_builds_a_course_whose_time_rule_the_api_applies(admin_as, make_st
     ui.fill({"course": course, "membership": learner.membership})
     ui.save()
     assert any("was added successfully" in message for message in ui.messages()), ui.errors()
-    assert Enrollment.objects.get(course=course).membership_id == learner.membership.id
+    assert Enrollment.all_orgs.get(course=course).membership_id == learner.membership.id
 
     # The learner's client sees the activity with its rule, as stored.
     listing = live_api.get(f"/api/learn/courses/{course.id}/activities", token=learner.token)
@@ -123,8 +123,8 @@ def test_a_rule_without_min_seconds_is_refused_on_the_course_page(admin_as, make
     assert json.loads(ui.field(f"activities-{row}-settings").input_value()) == {
         "completion": {"type": "time"}
     }
-    assert not Activity.objects.exists()
-    assert Module.objects.get() == module
+    assert not Activity.all_orgs.exists()
+    assert Module.all_orgs.get() == module
 
 
 def test_an_unknown_rule_type_is_refused_on_the_activity_page(admin_as, make_staff):

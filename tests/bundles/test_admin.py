@@ -80,7 +80,7 @@ def test_staff_add_a_bundle_only_to_their_organization(org_admin_client, org, ot
         {"org": str(org.id), "name": "New bundle", "description": "d", **NO_ITEMS},
     )
     assert created.status_code == 302
-    assert Bundle.objects.get(name="New bundle").org == org
+    assert Bundle.all_orgs.get(name="New bundle").org == org
 
 
 def test_a_blank_name_is_refused(org_admin_client, org):
@@ -88,4 +88,4 @@ def test_a_blank_name_is_refused(org_admin_client, org):
         f"{CHANGELIST}add/", {"org": str(org.id), "name": "", "description": "", **NO_ITEMS}
     )
     assert "name" in response.context["adminform"].form.errors
-    assert not Bundle.objects.exists()
+    assert not Bundle.all_orgs.exists()

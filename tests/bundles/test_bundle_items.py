@@ -44,11 +44,11 @@ def test_admin_saves_a_bundle_with_its_courses_and_downloads(superuser_client, o
         form(org, "Starter pack", courses=[course], downloads=[download]),
     )
     assert response.status_code == 302, response.content.decode()[-2000:]
-    bundle = Bundle.objects.get(name="Starter pack")
+    bundle = Bundle.all_orgs.get(name="Starter pack")
     assert list(bundle.courses.all()) == [course]
     assert list(bundle.downloads.all()) == [download]
-    assert {item.org_id for item in BundleCourse.objects.all()} == {org.id}
-    assert {item.org_id for item in BundleDownload.objects.all()} == {org.id}
+    assert {item.org_id for item in BundleCourse.all_orgs.all()} == {org.id}
+    assert {item.org_id for item in BundleDownload.all_orgs.all()} == {org.id}
 
 
 def test_admin_refuses_another_organizations_course(superuser_client, org, other_org):
@@ -58,12 +58,12 @@ def test_admin_refuses_another_organizations_course(superuser_client, org, other
     )
     assert response.status_code == 200
     assert "Pick one of the bundle&#x27;s own organization." in response.content.decode()
-    assert not Bundle.objects.filter(name="Mixed pack").exists()
+    assert not Bundle.all_orgs.filter(name="Mixed pack").exists()
 
 
 def test_a_course_is_in_a_bundle_once(org):
-    bundle = Bundle.objects.create(org=org, name="Once")
+    bundle = Bundle.all_orgs.create(org=org, name="Once")
     course = CourseFactory(org=org)
-    BundleCourse.objects.create(bundle=bundle, course=course)
+    BundleCourse.all_orgs.create(bundle=bundle, course=course)
     with pytest.raises(Exception, match=r"bundlecourse_org_bundle_course|UNIQUE"):
-        BundleCourse.objects.create(bundle=bundle, course=course)
+        BundleCourse.all_orgs.create(bundle=bundle, course=course)

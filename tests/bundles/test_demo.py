@@ -24,7 +24,7 @@ def test_each_organization_gets_forty_distinct_bundles_once():
     for key in ("org", "otherOrg"):
         assert manifest[key]["bundles"] == 40
         names = list(
-            Bundle.objects.filter(org_id=manifest[key]["id"]).values_list("name", flat=True)
+            Bundle.all_orgs.filter(org_id=manifest[key]["id"]).values_list("name", flat=True)
         )
         assert len(names) == len(set(names)) == 40
 

@@ -19,7 +19,7 @@ def generate(*args) -> tuple[str, str]:
 
 def test_generates_the_count_in_batches_with_progress(org):
     out, err = generate("--org", str(org.id), "--count", "1234", "--batch-size", "500")
-    assert Bundle.objects.for_org(org).count() == 1234 == BundleTally.total_for(org)
+    assert Bundle.all_orgs.for_org(org).count() == 1234 == BundleTally.total_for(org)
     assert "Added 1,234 bundles" in out
     progress = err.strip().splitlines()
     assert len(progress) == 3  # one line per batch when stderr is not a terminal
@@ -28,7 +28,7 @@ def test_generates_the_count_in_batches_with_progress(org):
 
 def test_names_are_varied_and_timestamps_spread_over_years(org):
     generate("--org", str(org.id), "--count", "2000", "--seed", "7")
-    rows = list(Bundle.objects.for_org(org).values_list("name", "created_at", "updated_at"))
+    rows = list(Bundle.all_orgs.for_org(org).values_list("name", "created_at", "updated_at"))
     names = {name for name, _, _ in rows}
     assert len(names) > 1000
     assert sum("Python" in name for name, _, _ in rows) > 100  # a popular topic
@@ -43,7 +43,7 @@ def test_the_same_seed_gives_the_same_names_whatever_the_batch_size(org, other_o
     generate("--org", str(other_org.id), "--count", "50", "--seed", "3", "--batch-size", "7")
 
     def names(o):
-        return list(Bundle.objects.for_org(o).order_by("created_at").values_list("name"))
+        return list(Bundle.all_orgs.for_org(o).order_by("created_at").values_list("name"))
 
     assert names(org) == names(other_org)
 
@@ -65,4 +65,4 @@ def test_bad_arguments_are_clear_errors(org, args, message):
     args = [a.format(org=org.id) for a in args]
     with pytest.raises(CommandError, match=message):
         generate(*args)
-    assert not Bundle.objects.exists()
+    assert not Bundle.all_orgs.exists()

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 
 def plan(org, **query) -> str:
-    queryset = BundleFilterSet(data=query, queryset=Bundle.objects.for_org(org)).qs
+    queryset = BundleFilterSet(data=query, queryset=Bundle.all_orgs.for_org(org)).qs
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_sort = off")
@@ -49,6 +49,6 @@ def test_the_trigram_index_matches_the_search_expression(org):
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_indexscan = off")
-    queryset = BundleFilterSet(data={"search": "ytho"}, queryset=Bundle.objects.all()).qs
+    queryset = BundleFilterSet(data={"search": "ytho"}, queryset=Bundle.all_orgs.all()).qs
     text = queryset.order_by().explain()
     assert "Bitmap Index Scan on bundle_org_name_trgm_idx" in text, text

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def assert_tallies_exact(*orgs):
     for org in orgs:
-        assert BundleTally.total_for(org) == Bundle.objects.for_org(org).count(), org
+        assert BundleTally.total_for(org) == Bundle.all_orgs.for_org(org).count(), org
 
 
 def test_an_organization_without_bundles_has_zero(org):
@@ -40,19 +40,19 @@ def test_single_creates_and_deletes_are_tallied(org):
 def test_queryset_deletes_are_tallied(org, other_org):
     add_bundles(org, [f"B{i}" for i in range(10)])
     add_bundles(other_org, ["x", "y"])
-    Bundle.objects.filter(name__in=["B1", "B2", "B3", "x"]).delete()
+    Bundle.all_orgs.filter(name__in=["B1", "B2", "B3", "x"]).delete()
     assert (BundleTally.total_for(org), BundleTally.total_for(other_org)) == (7, 1)
 
 
 def test_moving_bundles_between_organizations_is_tallied(org, other_org):
     add_bundles(org, ["a", "b", "c"])
-    Bundle.objects.filter(name__in=["a", "b"]).update(org=other_org)
+    Bundle.all_orgs.filter(name__in=["a", "b"]).update(org=other_org)
     assert (BundleTally.total_for(org), BundleTally.total_for(other_org)) == (1, 2)
 
 
 def test_renaming_does_not_change_the_tally(org):
     add_bundles(org, ["a", "b"])
-    Bundle.objects.for_org(org).update(name="renamed")
+    Bundle.all_orgs.for_org(org).update(name="renamed")
     assert BundleTally.total_for(org) == 2
 
 
@@ -81,11 +81,11 @@ def test_a_random_mix_of_changes_keeps_every_tally_exact():
         if action < 0.5:
             add_bundles(org, [f"n{step}-{i}" for i in range(rng.randint(1, 5))])
         elif action < 0.8:
-            victims = list(Bundle.objects.for_org(org).values_list("id", flat=True)[:3])
-            Bundle.objects.filter(id__in=victims).delete()
+            victims = list(Bundle.all_orgs.for_org(org).values_list("id", flat=True)[:3])
+            Bundle.all_orgs.filter(id__in=victims).delete()
         else:
-            moved = list(Bundle.objects.for_org(org).values_list("id", flat=True)[:2])
-            Bundle.objects.filter(id__in=moved).update(org=rng.choice(orgs))
+            moved = list(Bundle.all_orgs.for_org(org).values_list("id", flat=True)[:2])
+            Bundle.all_orgs.filter(id__in=moved).update(org=rng.choice(orgs))
     assert_tallies_exact(*orgs)
 
 
@@ -104,7 +104,7 @@ def test_truncating_the_table_empties_the_tallies(org):
 def test_concurrent_inserts_and_deletes_keep_the_tally_exact():
     org = OrganizationFactory()
     add_bundles(org, [f"old {i}" for i in range(40)])
-    old_ids = list(Bundle.objects.for_org(org).values_list("id", flat=True))
+    old_ids = list(Bundle.all_orgs.for_org(org).values_list("id", flat=True))
     barrier = threading.Barrier(4)
     errors = []
 
@@ -122,7 +122,7 @@ def test_concurrent_inserts_and_deletes_keep_the_tally_exact():
         try:
             barrier.wait()
             for bundle_id in chunk:
-                Bundle.objects.filter(id=bundle_id).delete()
+                Bundle.all_orgs.filter(id=bundle_id).delete()
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
         finally:
@@ -135,5 +135,5 @@ def test_concurrent_inserts_and_deletes_keep_the_tally_exact():
     for thread in threads:
         thread.join()
     assert not errors
-    assert Bundle.objects.for_org(org).count() == 30
+    assert Bundle.all_orgs.for_org(org).count() == 30
     assert_tallies_exact(org)

@@ -65,7 +65,7 @@ def rows_of(links) -> list[dict]:
 
 def stored(download) -> list[tuple]:
     return list(
-        DownloadAsset.objects.filter(download=download)
+        DownloadAsset.all_orgs.filter(download=download)
         .order_by("seq")
         .values_list("asset_id", "seq", "display_name")
     )
@@ -152,7 +152,7 @@ def test_removing_a_link_in_the_admin_never_deletes_the_asset(admin_client, down
     response = admin_client.post(change_url(download), inline_post(download, rows))
     assert response.status_code == 302
     assert stored(download) == []
-    assert Asset.objects.filter(id=asset.id).exists()
+    assert Asset.all_orgs.filter(id=asset.id).exists()
 
 
 def test_moving_a_link_down_puts_it_at_that_position(admin_client, download, assets):
@@ -227,7 +227,7 @@ def test_a_new_download_with_links_in_one_save(admin_client, org, assets):
     )
     response = admin_client.post("/admin/downloads/download/add/", data)
     assert response.status_code == 302, response.context and response.context["errors"]
-    created = DownloadAsset.objects.get(asset=assets[1]).download
+    created = DownloadAsset.all_orgs.get(asset=assets[1]).download
     assert created.name == "Fresh pack"
     assert [a for a, *_ in stored(created)] == [assets[0].id, assets[1].id]
 
@@ -236,7 +236,7 @@ def test_deleting_a_linked_asset_in_the_admin_is_refused(admin_client, download,
     link(download, asset)
     response = admin_client.post(f"{ASSETS_URL}{asset.id}/delete/", {"post": "yes"})
     assert response.status_code == 200  # the "cannot delete" page
-    assert Asset.objects.filter(id=asset.id).exists()
+    assert Asset.all_orgs.filter(id=asset.id).exists()
 
 
 @pytest.mark.parametrize(
@@ -260,7 +260,7 @@ def test_uploading_a_file_records_its_size_and_type(admin_client, org, settings,
         {"org": str(org.id), "name": "Notes", "file": upload, "url": "", "content_type": ""},
     )
     assert response.status_code == 302, response.context and response.context["errors"]
-    asset = Asset.objects.get(name="Notes")
+    asset = Asset.all_orgs.get(name="Notes")
     assert (asset.size, asset.content_type, asset.url) == (11, "text/plain", "")
 
 
@@ -273,7 +273,7 @@ def test_an_asset_with_both_a_file_and_a_url_is_a_form_error(admin_client, org, 
     )
     assert response.status_code == 200
     assert "exactly one" in str(response.context["errors"])
-    assert not Asset.objects.exists()
+    assert not Asset.all_orgs.exists()
 
 
 def test_a_link_added_by_the_api_since_the_page_was_shown_is_kept_last(

@@ -21,7 +21,7 @@ def seed() -> dict:
 
 def links_of(download_id) -> list[tuple]:
     return list(
-        DownloadAsset.objects.filter(download_id=download_id)
+        DownloadAsset.all_orgs.filter(download_id=download_id)
         .order_by("seq")
         .values_list("asset_id", "seq")
     )
@@ -38,8 +38,8 @@ def test_manifest_has_downloads_and_assets_as_promised():
         assert [seq for _, seq in linked] == list(range(1, len(linked) + 1))
         assert links_of(second) == []
         org_id = part["id"]
-        assert Download.objects.filter(id__in=part["downloads"], org_id=org_id).count() == 2
-        assert Asset.objects.filter(id__in=part["assets"], org_id=org_id).count() == len(
+        assert Download.all_orgs.filter(id__in=part["downloads"], org_id=org_id).count() == 2
+        assert Asset.all_orgs.filter(id__in=part["assets"], org_id=org_id).count() == len(
             part["assets"]
         )
 
@@ -61,7 +61,7 @@ def test_seed_demo_twice_leaves_one_data_set_in_the_same_state():
     first = seed()
     orgs = (first["org"], first["otherOrg"])
     state = {d: links_of(d) for part in orgs for d in part["downloads"]}
-    counts = (Asset.objects.count(), Download.objects.count(), DownloadAsset.objects.count())
+    counts = (Asset.all_orgs.count(), Download.all_orgs.count(), DownloadAsset.all_orgs.count())
 
     # Whatever happened in between (an unlink on the first, a link on the second) is undone.
     org = first["org"]
@@ -77,7 +77,7 @@ def test_seed_demo_twice_leaves_one_data_set_in_the_same_state():
         assert second[key]["assets"] == first[key]["assets"]
     assert {d: links_of(d) for d in state} == state
     assert (
-        Asset.objects.count(),
-        Download.objects.count(),
-        DownloadAsset.objects.count(),
+        Asset.all_orgs.count(),
+        Download.all_orgs.count(),
+        DownloadAsset.all_orgs.count(),
     ) == counts

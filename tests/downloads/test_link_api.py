@@ -43,7 +43,7 @@ def test_link_answers_201_with_the_new_link(api, owner, org, download, asset):
     assert response.status_code == 201
     [item] = response.json()
     assert set(item) == LINK_FIELDS
-    stored = DownloadAsset.objects.get()
+    stored = DownloadAsset.all_orgs.get()
     assert item == {
         "orgId": str(org.id),
         "id": str(stored.id),
@@ -87,7 +87,7 @@ def test_relink_answers_200_with_the_same_list_and_no_duplicate(api, owner, down
 
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json() == first.json()
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1
 
 
 def test_relink_ignores_a_new_display_name(api, owner, download, asset):
@@ -143,7 +143,7 @@ def test_staff_roles_may_link(api, request, role, download, asset):
 def test_learner_is_forbidden(api, learner, download, asset):
     response = api.post(links_url(download.id), body(asset), token=learner.token)
     assert_error(response, 403, "permission_denied")
-    assert not DownloadAsset.objects.exists()
+    assert not DownloadAsset.all_orgs.exists()
 
 
 def test_role_is_checked_before_the_body(api, learner, download):
@@ -180,7 +180,7 @@ def test_bad_asset_id_is_validation_error_naming_it(api, owner, download, data):
     response = api.post(links_url(download.id), data, token=owner.token)
     body_ = assert_error(response, 400, "validation_error")
     assert list(body_["details"]) == ["assetId"]
-    assert not DownloadAsset.objects.exists()
+    assert not DownloadAsset.all_orgs.exists()
 
 
 def test_empty_body_is_validation_error_naming_asset_id(api, owner, download):
@@ -218,7 +218,7 @@ def test_unknown_and_foreign_download_look_the_same(api, owner, asset, foreign_d
         token=owner.token,
         data=body(asset),
     )
-    assert not DownloadAsset.objects.exists()
+    assert not DownloadAsset.all_orgs.exists()
 
 
 def test_unknown_and_foreign_asset_look_the_same(api, owner, download, foreign_asset):
@@ -230,7 +230,7 @@ def test_unknown_and_foreign_asset_look_the_same(api, owner, download, foreign_a
         assert_error(missing, 404, "not_found")["message"]
         == (assert_error(foreign, 404, "not_found")["message"])
     )
-    assert not DownloadAsset.objects.exists()
+    assert not DownloadAsset.all_orgs.exists()
 
 
 def test_foreign_token_cannot_link_into_our_download(api, other_owner, download, asset):
@@ -257,9 +257,9 @@ def test_get_is_method_not_allowed(api, owner, download):
 
 
 def test_the_asset_is_not_changed_by_linking(api, owner, download, asset):
-    before = Asset.objects.values().get(id=asset.id)
+    before = Asset.all_orgs.values().get(id=asset.id)
     api.post(links_url(download.id), body(asset), token=owner.token)
-    assert Asset.objects.values().get(id=asset.id) == before
+    assert Asset.all_orgs.values().get(id=asset.id) == before
 
 
 @pytest.mark.parametrize("existing", [0, 25])

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def raw_link(download, asset, seq):
-    return DownloadAsset.objects.create(
+    return DownloadAsset.all_orgs.create(
         org=download.org, download=download, asset=asset, seq=seq, display_name=asset.name
     )
 
@@ -42,11 +42,11 @@ def test_database_refuses_position_zero(download, asset):
 )
 def test_database_refuses_an_asset_that_is_not_exactly_a_file_or_a_url(org, values):
     with pytest.raises(IntegrityError), transaction.atomic():
-        Asset.objects.create(org=org, name="x", **values)
+        Asset.all_orgs.create(org=org, name="x", **values)
 
 
 def test_an_uploaded_file_asset_is_fine(org):
-    assert Asset.objects.create(org=org, name="x", file="assets/x.pdf").file.name == "assets/x.pdf"
+    assert Asset.all_orgs.create(org=org, name="x", file="assets/x.pdf").file.name == "assets/x.pdf"
 
 
 def test_a_linked_asset_cannot_be_deleted(download, asset):
@@ -58,13 +58,13 @@ def test_a_linked_asset_cannot_be_deleted(download, asset):
 def test_deleting_a_download_deletes_its_links_not_its_assets(download, assets):
     link(download, *assets)
     download.delete()
-    assert not DownloadAsset.objects.exists()
-    assert Asset.objects.count() == len(assets)
+    assert not DownloadAsset.all_orgs.exists()
+    assert Asset.all_orgs.count() == len(assets)
 
 
 def test_deleting_an_organization_deletes_its_library(org, download, assets):
     link(download, *assets)
     AssetFactory()  # another organization's
     Organization.objects.filter(id=org.id).delete()
-    assert not DownloadAsset.objects.exists() and not Download.objects.exists()
-    assert Asset.objects.count() == 1
+    assert not DownloadAsset.all_orgs.exists() and not Download.all_orgs.exists()
+    assert Asset.all_orgs.count() == 1

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def stored(download) -> list[tuple]:
     return list(
-        DownloadAsset.objects.filter(download=download)
+        DownloadAsset.all_orgs.filter(download=download)
         .order_by("seq")
         .values_list("asset_id", "seq", "display_name")
     )
@@ -78,7 +78,7 @@ def test_arrange_of_a_foreign_download_is_not_found(org, foreign_download):
 def test_unlink_renumbers_even_a_download_whose_positions_have_gaps(org, download, assets):
     # Not a state the services produce; the renumbering must not depend on 1..n before it.
     for seq, asset in zip([2, 5, 9, 10], assets, strict=False):
-        DownloadAsset.objects.create(
+        DownloadAsset.all_orgs.create(
             org=org, download=download, asset=asset, seq=seq, display_name=asset.name
         )
     links = services.unlink_asset(org=org, download_id=download.id, asset_id=assets[1].id)
@@ -105,7 +105,7 @@ def test_a_link_that_loses_a_race_is_retried_and_answers_200(
 
     assert response.status_code == 200
     assert [x["seq"] for x in response.json()] == [1]
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1
 
 
 def test_a_link_that_keeps_losing_is_409_conflict_never_500(
@@ -119,4 +119,4 @@ def test_a_link_that_keeps_losing_is_409_conflict_never_500(
     )
 
     assert_error(response, 409, "conflict")
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1

@@ -32,7 +32,7 @@ def test_unlink_answers_the_rest_renumbered_in_previous_order(api, owner, downlo
     assert response.status_code == 200
     kept = [assets[0], *assets[2:]]
     assert pairs(response) == [(str(a.id), n) for n, a in enumerate(kept, 1)]
-    stored = DownloadAsset.objects.filter(download=download).order_by("seq")
+    stored = DownloadAsset.all_orgs.filter(download=download).order_by("seq")
     assert [(x.asset_id, x.seq) for x in stored] == [(a.id, n) for n, a in enumerate(kept, 1)]
 
 
@@ -61,10 +61,10 @@ def test_renumbered_links_keep_their_ids_names_and_creation_time(api, owner, dow
 
 def test_the_asset_still_exists_untouched_after_unlink(api, owner, download, asset):
     link(download, asset)
-    before = Asset.objects.values().get(id=asset.id)
+    before = Asset.all_orgs.values().get(id=asset.id)
     response = api.delete(link_url(download.id, asset.id), token=owner.token)
     assert response.status_code == 200
-    assert Asset.objects.values().get(id=asset.id) == before
+    assert Asset.all_orgs.values().get(id=asset.id) == before
 
 
 def test_unlink_leaves_other_downloads_alone(api, owner, org, download, asset):
@@ -72,7 +72,7 @@ def test_unlink_leaves_other_downloads_alone(api, owner, org, download, asset):
     link(download, asset)
     link(other, asset)
     api.delete(link_url(download.id, asset.id), token=owner.token)
-    assert DownloadAsset.objects.filter(download=other, asset=asset, seq=1).exists()
+    assert DownloadAsset.all_orgs.filter(download=other, asset=asset, seq=1).exists()
 
 
 def test_link_after_unlink_appends_without_a_gap(api, owner, download, assets):
@@ -93,7 +93,7 @@ def test_unlink_of_an_asset_that_is_not_linked_is_404(api, owner, download, asse
     link(download, assets[0])
     response = api.delete(link_url(download.id, assets[1].id), token=owner.token)
     assert_error(response, 404, "not_found")
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1
 
 
 def test_second_unlink_is_404(api, owner, download, asset):
@@ -113,7 +113,7 @@ def test_unknown_and_foreign_download_look_the_same(
         link_url(MISSING, foreign_asset.id),
         token=owner.token,
     )
-    assert DownloadAsset.objects.filter(download=foreign_download).count() == 1
+    assert DownloadAsset.all_orgs.filter(download=foreign_download).count() == 1
 
 
 def test_unknown_and_foreign_asset_look_the_same(api, owner, download, asset, foreign_asset):
@@ -125,14 +125,14 @@ def test_unknown_and_foreign_asset_look_the_same(api, owner, download, asset, fo
         link_url(download.id, MISSING),
         token=owner.token,
     )
-    assert DownloadAsset.objects.filter(download=download).count() == 1
+    assert DownloadAsset.all_orgs.filter(download=download).count() == 1
 
 
 def test_foreign_token_cannot_unlink_our_link(api, other_owner, download, asset):
     link(download, asset)
     response = api.delete(link_url(download.id, asset.id), token=other_owner.token)
     assert_error(response, 404, "not_found")
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def test_malformed_ids_in_path_are_404(api, owner, download, asset, bad):
     link(download, asset)
     assert_error(api.delete(link_url(bad, asset.id), token=owner.token), 404, "not_found")
     assert_error(api.delete(link_url(download.id, bad), token=owner.token), 404, "not_found")
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1
 
 
 @pytest.mark.parametrize("role", ["owner", "admin_member", "instructor"])
@@ -156,7 +156,7 @@ def test_learner_is_forbidden(api, learner, download, asset):
     link(download, asset)
     response = api.delete(link_url(download.id, asset.id), token=learner.token)
     assert_error(response, 403, "permission_denied")
-    assert DownloadAsset.objects.count() == 1
+    assert DownloadAsset.all_orgs.count() == 1
 
 
 def test_learner_is_forbidden_even_for_a_missing_download(api, learner):

@@ -94,7 +94,7 @@ def test_modules_swap_positions_in_one_save(staff, course):
     data = form_data(staff.get(course_url(course)))
     data["modules-0-seq"], data["modules-1-seq"] = "2", "1"
     assert staff.post(course_url(course), data).status_code == 302
-    assert list(Module.objects.filter(course=course).order_by("seq")) == [b, a]
+    assert list(Module.all_orgs.filter(course=course).order_by("seq")) == [b, a]
 
 
 def test_adding_a_course_with_a_module_in_one_go(staff, org):
@@ -111,7 +111,7 @@ def test_adding_a_course_with_a_module_in_one_go(staff, org):
     }
     response = staff.post("/admin/learn/course/add/", data)
     assert response.status_code == 302, response.context and response.context["errors"]
-    module = Module.objects.get(title="Intro")
+    module = Module.all_orgs.get(title="Intro")
     assert module.org_id == org.pk and module.course.title == "New course"
 
 
@@ -120,10 +120,10 @@ def test_activity_page_validates_the_rule_and_takes_the_module_course(staff, cou
     bad = {"module": str(module.pk), "seq": "1", "settings": '{"completion": {"type": "time"}}'}
     response = staff.post(url, bad)
     assert response.status_code == 200 and "minSeconds" in response.content.decode()
-    assert not Activity.objects.exists()
+    assert not Activity.all_orgs.exists()
     good = {**bad, "settings": '{"completion": {"type": "score", "passingScore": 0.8}}'}
     assert staff.post(url, good).status_code == 302
-    activity = Activity.objects.get()
+    activity = Activity.all_orgs.get()
     assert (activity.course_id, activity.org_id) == (course.pk, course.org_id)
 
 
@@ -135,7 +135,7 @@ def test_enrolling_a_member_of_another_organization_is_refused(staff, course, ot
     )
     assert response.status_code == 200
     assert "must belong to the course" in response.content.decode()
-    assert not Enrollment.objects.exists()
+    assert not Enrollment.all_orgs.exists()
 
 
 def test_enrolling_twice_is_a_form_error(staff, course, enrolled):
@@ -145,7 +145,7 @@ def test_enrolling_twice_is_a_form_error(staff, course, enrolled):
     )
     assert response.status_code == 200
     assert "already enrolled" in response.content.decode()
-    assert Enrollment.objects.count() == 1
+    assert Enrollment.all_orgs.count() == 1
 
 
 def test_progress_and_its_reports_are_read_only(staff, api: ApiClient, enrolled, module):
@@ -155,7 +155,7 @@ def test_progress_and_its_reports_are_read_only(staff, api: ApiClient, enrolled,
         {"activity": str(activity.id), "reports": [{"type": "bookmark", "note": "kept-raw"}]},
         token=enrolled.token,
     )
-    progress = Progress.objects.get()
+    progress = Progress.all_orgs.get()
     page = staff.get(f"/admin/learn/progress/{progress.pk}/change/")
     assert page.status_code == 200
     html = page.content.decode()

@@ -36,7 +36,7 @@ def test_deep_nesting_is_malformed_and_nothing_is_stored(api, enrolled, make_act
     text = body_with(activity, "[{" + '"x": ' + "[" * depth + "]" * depth + "}]")
     body = assert_error(post_text(api, enrolled, text), 400, "malformed_request")
     assert str(MAX_JSON_DEPTH) in body["message"]
-    assert not Progress.objects.exists()
+    assert not Progress.all_orgs.exists()
 
 
 def test_nesting_up_to_the_limit_is_accepted(api, enrolled, make_activity):
@@ -53,7 +53,7 @@ def test_brackets_inside_strings_do_not_count(api, enrolled, make_activity):
     activity = make_activity({"type": "reported"})
     text = body_with(activity, '[{"type": "note", "text": "' + "[{" * 500 + '\\" ]"}]')
     assert post_text(api, enrolled, text).status_code == 200
-    assert ProgressReport.objects.get().payload["text"] == "[{" * 500 + '" ]'
+    assert ProgressReport.all_orgs.get().payload["text"] == "[{" * 500 + '" ]'
 
 
 @pytest.mark.parametrize("literal", ["1e999", "-1e999", "NaN", "Infinity", "-Infinity"])
@@ -61,14 +61,14 @@ def test_numbers_json_cannot_carry_are_refused(api, enrolled, make_activity, lit
     activity = make_activity({"type": "reported"})
     text = body_with(activity, f'[{{"type": "note", "value": {literal}}}]')
     assert_error(post_text(api, enrolled, text), 400, "malformed_request")
-    assert not ProgressReport.objects.exists()
+    assert not ProgressReport.all_orgs.exists()
 
 
 def test_a_large_but_finite_number_is_kept(api, enrolled, make_activity):
     activity = make_activity({"type": "reported"})
     text = body_with(activity, '[{"type": "note", "value": 1e308}]')
     assert post_text(api, enrolled, text).status_code == 200
-    assert ProgressReport.objects.get().payload == {"type": "note", "value": 1e308}
+    assert ProgressReport.all_orgs.get().payload == {"type": "note", "value": 1e308}
 
 
 def call_wsgi(method: str, path: str, body: bytes, **environ) -> tuple[int, dict]:
@@ -122,7 +122,7 @@ def test_a_charset_that_is_not_a_text_encoding_is_415(enrolled, make_activity, c
     )
     assert status == 415
     assert body["error"] == "unsupported_media_type" and "charset" in body["message"]
-    assert not Progress.objects.exists()
+    assert not Progress.all_orgs.exists()
 
 
 def test_a_text_charset_is_read(enrolled, make_activity):
@@ -136,7 +136,7 @@ def test_a_text_charset_is_read(enrolled, make_activity):
         HTTP_AUTHORIZATION=f"Bearer {enrolled.token}",
     )
     assert status == 200, body
-    assert ProgressReport.objects.get().payload["text"] == "caf\u00e9"
+    assert ProgressReport.all_orgs.get().payload["text"] == "caf\u00e9"
 
 
 def test_an_admin_form_with_a_bad_charset_is_415_not_a_500(db):
@@ -190,7 +190,7 @@ def test_a_chunked_body_a_server_did_not_terminate_is_411(enrolled, make_activit
         HTTP_AUTHORIZATION=f"Bearer {enrolled.token}",
     )
     assert status == 411 and body["error"] == "length_required"
-    assert not Progress.objects.exists()
+    assert not Progress.all_orgs.exists()
 
 
 def test_the_admin_shows_a_report_stored_deeper_than_the_limit(api, enrolled, make_activity):
@@ -198,7 +198,7 @@ def test_the_admin_shows_a_report_stored_deeper_than_the_limit(api, enrolled, ma
     opens in the admin, on its own page and on the learner's progress page."""
     activity = make_activity({"type": "reported"})
     assert post_text(api, enrolled, body_with(activity, '[{"type": "note"}]')).status_code == 200
-    report = ProgressReport.objects.get()
+    report = ProgressReport.all_orgs.get()
     deep = '{"type": "note", "x": ' + "[" * 990 + "]" * 990 + "}"
     with connection.cursor() as cursor:
         cursor.execute(

@@ -35,10 +35,10 @@ def two(module):
 
 def test_the_last_activity_completes_the_course_once(api, enrolled, course, two, recorded_events):
     complete(api, enrolled, two[1])
-    assert not CourseCompletion.objects.exists() and course_events(recorded_events) == []
+    assert not CourseCompletion.all_orgs.exists() and course_events(recorded_events) == []
     complete(api, enrolled, two[0])
 
-    completion = CourseCompletion.objects.get()
+    completion = CourseCompletion.all_orgs.get()
     assert (completion.org_id, completion.membership_id, completion.course_id) == (
         course.org_id,
         enrolled.membership.id,
@@ -62,7 +62,7 @@ def test_reports_after_completion_are_no_new_event(api, enrolled, two, recorded_
     for activity in two:
         complete(api, enrolled, activity)
     assert len(course_events(recorded_events)) == 1
-    assert CourseCompletion.objects.count() == 1
+    assert CourseCompletion.all_orgs.count() == 1
 
 
 def test_the_event_is_in_the_reporting_transaction(api, enrolled, two, failing_receiver):
@@ -71,9 +71,9 @@ def test_the_event_is_in_the_reporting_transaction(api, enrolled, two, failing_r
     failing_receiver("course.completed")
     body = {"activity": str(two[1].id), "reports": [{"type": "complete"}]}
     assert_error(api.post(URL, body, token=enrolled.token), 500, "internal_error")
-    assert not CourseCompletion.objects.exists()
-    assert not Progress.objects.filter(activity=two[1]).exists()
-    assert not ProgressReport.objects.filter(progress__activity=two[1]).exists()
+    assert not CourseCompletion.all_orgs.exists()
+    assert not Progress.all_orgs.filter(activity=two[1]).exists()
+    assert not ProgressReport.all_orgs.filter(progress__activity=two[1]).exists()
 
 
 def test_completion_is_per_learner(api, org, enrolled, course, two, recorded_events):
@@ -81,7 +81,7 @@ def test_completion_is_per_learner(api, org, enrolled, course, two, recorded_eve
     EnrollmentFactory(course=course, membership=classmate.membership)
     complete(api, enrolled, two[0])
     complete(api, classmate, two[1])
-    assert not CourseCompletion.objects.exists()
+    assert not CourseCompletion.all_orgs.exists()
     complete(api, classmate, two[0])
     assert [e.data["memberId"] for e in course_events(recorded_events)] == [
         str(classmate.membership.id)
@@ -93,7 +93,7 @@ def test_activities_of_another_course_do_not_count(api, org, enrolled, course, t
     EnrollmentFactory(course=elsewhere.course, membership=enrolled.membership)
     complete(api, enrolled, two[0])
     complete(api, enrolled, elsewhere)  # completes the other course only
-    assert list(CourseCompletion.objects.values_list("course_id", flat=True)) == [
+    assert list(CourseCompletion.all_orgs.values_list("course_id", flat=True)) == [
         elsewhere.course_id
     ]
 
@@ -103,7 +103,7 @@ def test_activities_not_listed_are_not_needed(api, enrolled, course, module, two
     ActivityFactory(module=ModuleFactory(course=course, published=False), seq=1)
     for activity in two:
         complete(api, enrolled, activity)
-    assert CourseCompletion.objects.filter(course=course).exists()
+    assert CourseCompletion.all_orgs.filter(course=course).exists()
 
 
 def test_unpublishing_the_missing_activity_completes_at_the_next_report(
@@ -112,19 +112,19 @@ def test_unpublishing_the_missing_activity_completes_at_the_next_report(
     complete(api, enrolled, two[0])
     two[1].published = False
     two[1].save()
-    assert not CourseCompletion.objects.exists()  # staff's change alone decides nothing
+    assert not CourseCompletion.all_orgs.exists()  # staff's change alone decides nothing
     body = api.get(f"/api/learn/courses/{course.id}/progress", token=enrolled.token).json()
     assert (body["status"], body["progress"]) == ("in-progress", 1.0)
     complete(api, enrolled, two[0])  # re-reporting a completed activity of the course
-    assert CourseCompletion.objects.filter(course=course).count() == 1
+    assert CourseCompletion.all_orgs.filter(course=course).count() == 1
     assert len(course_events(recorded_events)) == 1
 
 
 def test_a_completion_stays_through_unenrolling_and_re_enrolling(api, enrolled, course, two):
     for activity in two:
         complete(api, enrolled, activity)
-    Enrollment.objects.filter(membership=enrolled.membership).delete()
-    assert CourseCompletion.objects.count() == 1
+    Enrollment.all_orgs.filter(membership=enrolled.membership).delete()
+    assert CourseCompletion.all_orgs.count() == 1
     EnrollmentFactory(course=course, membership=enrolled.membership)
     body = api.get(f"/api/learn/courses/{course.id}/progress", token=enrolled.token).json()
     assert body["status"] == "completed"
@@ -174,7 +174,7 @@ def test_the_admin_shows_a_learners_completions_read_only(api, org, other_org, e
     foreign = ActivityFactory(module=ModuleFactory(course=CourseFactory(org=other_org)))
     EnrollmentFactory(course=foreign.course, membership=theirs.membership)
     complete(api, theirs, foreign)
-    completion = CourseCompletion.objects.get(membership=enrolled.membership)
+    completion = CourseCompletion.all_orgs.get(membership=enrolled.membership)
     staff = staff_of(org)
 
     listing = staff.get("/admin/learn/coursecompletion/", {"q": enrolled.user.email})
@@ -189,4 +189,4 @@ def test_the_admin_shows_a_learners_completions_read_only(api, org, other_org, e
     assert staff.get("/admin/learn/coursecompletion/add/").status_code == 403
     delete = staff.post(f"/admin/learn/coursecompletion/{completion.pk}/delete/")
     assert delete.status_code == 403
-    assert CourseCompletion.objects.count() == 2
+    assert CourseCompletion.all_orgs.count() == 2

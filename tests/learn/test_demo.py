@@ -60,11 +60,11 @@ def test_manifest_courses_match_the_api(key):
 
     assert set(first["rules"]) == set(RULES)
     for rule, activity_id in first["rules"].items():
-        settings = Activity.objects.get(id=activity_id).settings
+        settings = Activity.all_orgs.get(id=activity_id).settings
         assert settings["completion"] == RULES[rule]
         assert activity_id in first["published"]
-    assert Activity.objects.get(id=first["rules"]["media"]).settings["duration"] > 0
-    assert Activity.objects.get(id=first["rules"]["pages"]).settings["pages"] >= 1
+    assert Activity.all_orgs.get(id=first["rules"]["media"]).settings["duration"] > 0
+    assert Activity.all_orgs.get(id=first["rules"]["pages"]).settings["pages"] >= 1
 
     assert_error(
         api.get(activities_url(first["id"]), token=tokens["outsider"]), 403, "not_enrolled"
@@ -86,15 +86,19 @@ def test_seeding_twice_keeps_one_data_set_and_empties_progress():
         token=token,
         headers={"Idempotency-Key": "demo"},
     )
-    assert Progress.objects.count() == ProgressReport.objects.count() == 1
-    counts = (Course.objects.count(), Activity.objects.count(), Enrollment.objects.count())
+    assert Progress.all_orgs.count() == ProgressReport.all_orgs.count() == 1
+    counts = (Course.all_orgs.count(), Activity.all_orgs.count(), Enrollment.all_orgs.count())
 
     second = seed()
     assert second["org"]["courses"] == courses
-    assert (Course.objects.count(), Activity.objects.count(), Enrollment.objects.count()) == counts
-    assert Enrollment.objects.count() == 2  # the learner of each organization, first course
-    assert not Progress.objects.exists() and not ProgressReport.objects.exists()
-    assert not IdempotencyRecord.objects.exists()
+    assert (
+        Course.all_orgs.count(),
+        Activity.all_orgs.count(),
+        Enrollment.all_orgs.count(),
+    ) == counts
+    assert Enrollment.all_orgs.count() == 2  # the learner of each organization, first course
+    assert not Progress.all_orgs.exists() and not ProgressReport.all_orgs.exists()
+    assert not IdempotencyRecord.all_orgs.exists()
 
     token = second["org"]["tokens"]["learner"]
     again = api.post(

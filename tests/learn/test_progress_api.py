@@ -29,7 +29,7 @@ def answer(response) -> tuple[str, float]:
 
 def stored(activity) -> list[dict]:
     return list(
-        ProgressReport.objects.filter(progress__activity=activity)
+        ProgressReport.all_orgs.filter(progress__activity=activity)
         .order_by("created_at", "position")
         .values_list("payload", flat=True)
     )
@@ -74,7 +74,7 @@ def test_time_rule_sums_seconds(api, enrolled, make_activity):
         "completed",
         1.0,
     )
-    row = Progress.objects.get(activity=activity)
+    row = Progress.all_orgs.get(activity=activity)
     assert row.completed_at is not None and row.started_at <= row.completed_at
 
 
@@ -165,7 +165,7 @@ def test_every_report_is_stored_as_received_with_the_request_id(api, enrolled, m
     ]
     response = report(api, enrolled, activity, *sent, headers={"X-Request-ID": "trace-42"})
     assert answer(response) == ("in-progress", 0.083)
-    rows = ProgressReport.objects.filter(progress__activity=activity).order_by("position")
+    rows = ProgressReport.all_orgs.filter(progress__activity=activity).order_by("position")
     assert [r.payload for r in rows] == sent
     assert [r.type for r in rows] == ["time", "hologram", "complete"]
     assert {r.request_id for r in rows} == {"trace-42"}
@@ -182,7 +182,7 @@ def test_reports_with_text_jsonb_cannot_hold_are_still_stored_exactly(api, enrol
     ]
     assert answer(report(api, enrolled, activity, *sent)) == ("in-progress", 0.083)
     assert stored(activity) == sent
-    types = ProgressReport.objects.filter(progress__activity=activity).order_by("position")
+    types = ProgressReport.all_orgs.filter(progress__activity=activity).order_by("position")
     assert [r.type for r in types] == ["notex", "time"]
 
 
@@ -224,7 +224,7 @@ def test_a_lone_surrogate_in_a_type_keeps_every_report(api, enrolled, make_activ
     sent = [{"type": "a\ud800b", "note\udc00": "\udbff"}, {"type": "time", "seconds": 6}]
     assert answer(report(api, enrolled, activity, *sent)) == ("in-progress", 0.1)
     assert stored(activity) == sent
-    labels = ProgressReport.objects.filter(progress__activity=activity).order_by("position")
+    labels = ProgressReport.all_orgs.filter(progress__activity=activity).order_by("position")
     assert [r.type for r in labels] == ["a\ufffdb", "time"]
 
 
@@ -270,12 +270,12 @@ INVALID_REPORTS = [
 def test_an_invalid_report_rejects_the_whole_request(api, enrolled, make_activity, bad, field):
     activity = make_activity({"type": "time", "minSeconds": 60})
     report(api, enrolled, activity, {"type": "time", "seconds": 10})
-    before = Progress.objects.get(activity=activity).state
+    before = Progress.all_orgs.get(activity=activity).state
     response = report(api, enrolled, activity, {"type": "time", "seconds": 50}, bad)
     body = assert_error(response, 400, "validation_error")
     assert list(body["details"]) == [field]
     assert len(stored(activity)) == 1
-    row = Progress.objects.get(activity=activity)
+    row = Progress.all_orgs.get(activity=activity)
     assert (row.state, row.status) == (before, "in-progress")
 
 
@@ -283,7 +283,7 @@ def test_a_rejected_first_request_creates_no_progress(api, enrolled, make_activi
     activity = make_activity()
     response = report(api, enrolled, activity, {"type": "score", "score": 3, "maxScore": 2})
     assert_error(response, 400, "validation_error")
-    assert not Progress.objects.exists() and not ProgressReport.objects.exists()
+    assert not Progress.all_orgs.exists() and not ProgressReport.all_orgs.exists()
 
 
 def test_every_invalid_report_is_named(api, enrolled, make_activity):
@@ -321,7 +321,7 @@ def test_malformed_body_is_a_validation_error_naming_the_field(api, enrolled, bo
 def test_no_reports_counts_as_opening_the_activity(api, enrolled, make_activity):
     activity = make_activity({"type": "time", "minSeconds": 60})
     assert answer(report(api, enrolled, activity)) == ("in-progress", 0.0)
-    row = Progress.objects.get(activity=activity, membership=enrolled.membership)
+    row = Progress.all_orgs.get(activity=activity, membership=enrolled.membership)
     assert row.status == "in-progress" and row.started_at is not None
     assert stored(activity) == []
 
@@ -331,7 +331,7 @@ def test_one_hundred_reports_are_accepted(api, enrolled, make_activity):
     batch = [{"type": "time", "seconds": 0.5} for _ in range(100)]
     assert answer(report(api, enrolled, activity, *batch)) == ("in-progress", 0.833)
     assert len(stored(activity)) == 100
-    positions = ProgressReport.objects.values_list("position", flat=True).order_by("position")
+    positions = ProgressReport.all_orgs.values_list("position", flat=True).order_by("position")
     assert list(positions) == list(range(100))
 
 
@@ -340,7 +340,7 @@ def test_one_hundred_and_one_reports_are_refused(api, enrolled, make_activity):
     batch = [{"type": "time", "seconds": 1} for _ in range(101)]
     body = assert_error(report(api, enrolled, activity, *batch), 400, "validation_error")
     assert list(body["details"]) == ["reports"]
-    assert not ProgressReport.objects.exists() and not Progress.objects.exists()
+    assert not ProgressReport.all_orgs.exists() and not Progress.all_orgs.exists()
 
 
 # --- access -------------------------------------------------------------------------------
@@ -351,7 +351,7 @@ def test_a_member_not_enrolled_is_refused(api, org, course, make_activity):
     activity = make_activity()
     response = report(api, outsider, activity, {"type": "complete"})
     assert_error(response, 403, "not_enrolled")
-    assert not Progress.objects.exists()
+    assert not Progress.all_orgs.exists()
 
 
 def test_staff_need_an_enrollment_too(api, owner, make_activity):
@@ -386,7 +386,7 @@ def test_unpublished_activity_module_or_course_is_404(api, enrolled, make_activi
     target.published = False
     target.save()
     assert_error(report(api, enrolled, activity, {"type": "complete"}), 404, "not_found")
-    assert not Progress.objects.exists()
+    assert not Progress.all_orgs.exists()
 
 
 def test_without_a_token_is_401(api, make_activity):
@@ -428,7 +428,7 @@ def test_a_key_reused_with_another_body_still_answers_the_first_answer(
     first = answer(report(api, enrolled, activity, headers=headers))
     replay = report(api, enrolled, other, {"type": "complete"}, headers=headers)
     assert answer(replay) == first
-    assert not Progress.objects.filter(activity=other).exists()
+    assert not Progress.all_orgs.filter(activity=other).exists()
 
 
 def test_keys_are_scoped_to_the_caller(api, enrolled, course, make_activity):
@@ -446,13 +446,16 @@ def test_keys_expire_after_24_hours(api, enrolled, make_activity):
     activity = make_activity({"type": "time", "minSeconds": 60})
     headers = {"Idempotency-Key": "old"}
     report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
-    record = IdempotencyRecord.objects.get()
-    IdempotencyRecord.objects.filter(pk=record.pk).update(
+    record = IdempotencyRecord.all_orgs.get()
+    IdempotencyRecord.all_orgs.filter(pk=record.pk).update(
         created_at=record.created_at - timedelta(hours=24, seconds=1)
     )
     again = report(api, enrolled, activity, {"type": "time", "seconds": 30}, headers=headers)
     assert answer(again) == ("completed", 1.0)
-    assert IdempotencyRecord.objects.get().response_body == {"status": "completed", "progress": 1.0}
+    assert IdempotencyRecord.all_orgs.get().response_body == {
+        "status": "completed",
+        "progress": 1.0,
+    }
 
 
 def test_a_failed_request_is_not_remembered(api, enrolled, org, make_activity):
@@ -472,7 +475,7 @@ def test_key_length_is_1_to_255(api, enrolled, make_activity, key, ok):
     else:
         body = assert_error(response, 400, "validation_error")
         assert list(body["details"]) == ["Idempotency-Key"]
-        assert not Progress.objects.exists()
+        assert not Progress.all_orgs.exists()
 
 
 # --- query counts -------------------------------------------------------------------------
@@ -541,9 +544,9 @@ def test_thousands_of_disjoint_segments_keep_the_stored_state_small(
         # The first request also creates the progress row; every later one costs the same.
         with django_assert_max_num_queries(9 if request == 0 else 7):
             assert report(api, enrolled, activity, *segments).status_code == 200
-        sizes.append(len(json.dumps(Progress.objects.get(activity=activity).state)))
+        sizes.append(len(json.dumps(Progress.all_orgs.get(activity=activity).state)))
     assert max(sizes) <= 1_400
-    assert Progress.objects.get(activity=activity).status == "in-progress"
+    assert Progress.all_orgs.get(activity=activity).status == "in-progress"
 
 
 def test_reports_after_completion_are_stored_but_not_folded(api, enrolled, make_activity):
@@ -551,10 +554,10 @@ def test_reports_after_completion_are_stored_but_not_folded(api, enrolled, make_
     assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 10}))[0] == (
         "completed"
     )
-    state = Progress.objects.get(activity=activity).state
+    state = Progress.all_orgs.get(activity=activity).state
     assert answer(report(api, enrolled, activity, {"type": "time", "seconds": 50})) == (
         "completed",
         1.0,
     )
-    assert Progress.objects.get(activity=activity).state == state
+    assert Progress.all_orgs.get(activity=activity).state == state
     assert len(stored(activity)) == 2

@@ -30,8 +30,8 @@ def test_simultaneous_reports_lose_no_update(enrolled, make_activity, api):
     responses = post_at_once([body] * 11, enrolled.token)
 
     assert [r.status_code for r in responses] == [200] * 11
-    assert ProgressReport.objects.filter(progress__activity=activity).count() == 11
-    row = Progress.objects.get(activity=activity, membership=enrolled.membership)
+    assert ProgressReport.all_orgs.filter(progress__activity=activity).count() == 11
+    row = Progress.all_orgs.get(activity=activity, membership=enrolled.membership)
     assert (row.status, row.progress) == ("in-progress", 0.917)
     assert row.state["secondsMicros"] == 55_000_000
     # The answers were decided one after another: 5, 10, ... 55 seconds, each once.
@@ -41,7 +41,7 @@ def test_simultaneous_reports_lose_no_update(enrolled, make_activity, api):
 
     last = api.post(URL, body, token=enrolled.token)
     assert last.json() == {"status": "completed", "progress": 1.0}
-    assert ProgressReport.objects.filter(progress__activity=activity).count() == 12
+    assert ProgressReport.all_orgs.filter(progress__activity=activity).count() == 12
 
 
 def test_simultaneous_retries_with_one_key_store_once(enrolled, make_activity):
@@ -55,4 +55,4 @@ def test_simultaneous_retries_with_one_key_store_once(enrolled, make_activity):
     assert {tuple(r.json().items()) for r in responses} == {
         (("status", "in-progress"), ("progress", 0.083))
     }
-    assert ProgressReport.objects.filter(progress__activity=activity).count() == 1
+    assert ProgressReport.all_orgs.filter(progress__activity=activity).count() == 1

@@ -40,20 +40,20 @@ def populate(org, label: str) -> list[str]:
         module__course__title=f"{label} course",
     )
     course = activity.course
-    enrollment = Enrollment.objects.create(org=org, course=course, membership=member.membership)
-    progress = Progress.objects.create(
+    enrollment = Enrollment.all_orgs.create(org=org, course=course, membership=member.membership)
+    progress = Progress.all_orgs.create(
         org=org,
         membership=member.membership,
         activity=activity,
         status="in-progress",
         started_at=timezone.now(),
     )
-    ProgressReport.objects.create(
+    ProgressReport.all_orgs.create(
         org=org, progress=progress, position=0, type=f"{label}type", payload={}, request_id="r"
     )
-    bundle = Bundle.objects.create(org=org, name=f"{label} bundle")
-    BundleCourse.objects.create(org=org, bundle=bundle, course=course)
-    BundleDownload.objects.create(org=org, bundle=bundle, download=download)
+    bundle = Bundle.all_orgs.create(org=org, name=f"{label} bundle")
+    BundleCourse.all_orgs.create(org=org, bundle=bundle, course=course)
+    BundleDownload.all_orgs.create(org=org, bundle=bundle, download=download)
     automation = AutomationFactory(org=org, name=f"{label} automation")
     invite, _ = make_invite(org, email=f"{label.lower()}-invitee@example.com")
     records = [member.membership, download, asset, activity, course, enrollment, progress]

@@ -48,7 +48,7 @@ def world(org, other_org):
     their_download, their_asset = DownloadFactory(org=other_org), AssetFactory(org=other_org)
     link(their_download, their_asset)
     their_activity = ActivityFactory(org=other_org, module__course__org=other_org)
-    Enrollment.objects.create(
+    Enrollment.all_orgs.create(
         org=other_org, course=their_activity.course, membership=theirs.membership
     )
     return {

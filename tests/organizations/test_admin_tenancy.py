@@ -71,7 +71,7 @@ def test_token_created_in_admin_is_shown_once_then_only_its_prefix(staff_owner, 
     )
     page = response.content.decode()
     raw = re.search(r"(lms_[A-Za-z0-9_-]{43})", page).group(1)
-    token = ApiToken.objects.get(key_hash=hash_token(raw))
+    token = ApiToken.all_orgs.get(key_hash=hash_token(raw))
     assert token.membership == member.membership and token.org_id == org.id
     again = staff_owner.get(f"/admin/organizations/apitoken/{token.id}/change/").content.decode()
     assert raw not in again
@@ -80,14 +80,14 @@ def test_token_created_in_admin_is_shown_once_then_only_its_prefix(staff_owner, 
 
 def test_staff_owner_cannot_create_token_for_another_organizations_member(staff_owner, other_org):
     theirs = make_member(other_org)
-    before = ApiToken.objects.count()
+    before = ApiToken.all_orgs.count()
     response = staff_owner.post(
         "/admin/organizations/apitoken/add/",
         {"membership": str(theirs.membership.id), "name": "x", "expires_at": ""},
     )
     assert response.status_code == 200  # the form is shown again with an error
     assert "Select a valid choice" in response.content.decode()
-    assert ApiToken.objects.count() == before
+    assert ApiToken.all_orgs.count() == before
 
 
 # --- roles: nobody grants a role above their own ------------------------------------------
@@ -147,7 +147,7 @@ def test_an_admin_cannot_make_anyone_owner_nor_invite_an_owner(staff_admin, org)
 def org_invites(org, email):
     from organizations.models import Invite
 
-    return list(Invite.objects.filter(org=org, email=email))
+    return list(Invite.all_orgs.filter(org=org, email=email))
 
 
 def test_an_admin_may_grant_roles_up_to_their_own(staff_admin, org):
@@ -168,7 +168,7 @@ def test_an_admin_cannot_edit_an_owners_membership(staff_admin, org):
         f"/admin/organizations/membership/{owner.id}/delete/", {"post": "yes"}
     )
     assert delete.status_code == 403
-    assert Membership.objects.filter(pk=owner.pk).exists()
+    assert Membership.all_orgs.filter(pk=owner.pk).exists()
 
 
 def test_an_admin_cannot_mint_a_token_for_an_owner(staff_admin, org):
@@ -178,7 +178,7 @@ def test_an_admin_cannot_mint_a_token_for_an_owner(staff_admin, org):
         {"membership": str(owner.id), "name": "escalation", "expires_at": ""},
     )
     assert response.status_code == 200  # the form again: not a valid choice
-    assert not ApiToken.objects.filter(membership=owner, name="escalation").exists()
+    assert not ApiToken.all_orgs.filter(membership=owner, name="escalation").exists()
     page = staff_admin.get("/admin/organizations/apitoken/add/").content.decode()
     assert str(owner.id) not in page
 
@@ -190,7 +190,7 @@ def test_a_membership_cannot_be_moved_to_another_organization(org, other_org):
     client = Client()
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     member = make_member(org)
-    token_org = ApiToken.objects.get(membership=member.membership).org_id
+    token_org = ApiToken.all_orgs.get(membership=member.membership).org_id
     page = client.get(f"/admin/organizations/membership/{member.membership.id}/change/")
     assert 'name="org"' not in page.content.decode()  # shown, not editable
     response = client.post(
@@ -200,7 +200,7 @@ def test_a_membership_cannot_be_moved_to_another_organization(org, other_org):
     assert response.status_code == 302
     member.membership.refresh_from_db()
     assert member.membership.org_id == org.id
-    assert ApiToken.objects.get(membership=member.membership).org_id == token_org == org.id
+    assert ApiToken.all_orgs.get(membership=member.membership).org_id == token_org == org.id
 
 
 def test_saving_a_tenant_owned_record_in_another_organization_is_refused(org, other_org):

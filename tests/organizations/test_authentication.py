@@ -44,19 +44,19 @@ def test_malformed_authorization_header_is_401(api, learner, header):
 
 
 def test_revoked_token_is_401(api, learner):
-    ApiToken.objects.filter(membership=learner.membership).update(revoked_at=timezone.now())
+    ApiToken.all_orgs.filter(membership=learner.membership).update(revoked_at=timezone.now())
     assert_unauthenticated(api.get(member_url(learner.membership.id), token=learner.token))
 
 
 def test_expired_token_is_401(api, learner):
-    ApiToken.objects.filter(membership=learner.membership).update(
+    ApiToken.all_orgs.filter(membership=learner.membership).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
     assert_unauthenticated(api.get(member_url(learner.membership.id), token=learner.token))
 
 
 def test_token_with_future_expiry_works(api, learner):
-    ApiToken.objects.filter(membership=learner.membership).update(
+    ApiToken.all_orgs.filter(membership=learner.membership).update(
         expires_at=timezone.now() + timedelta(days=1)
     )
     assert api.get(member_url(learner.membership.id), token=learner.token).status_code == 200
@@ -69,7 +69,7 @@ def test_token_of_deactivated_user_is_401(api, learner):
 
 
 def test_tokens_are_stored_only_as_a_hash(learner):
-    stored = ApiToken.objects.get(membership=learner.membership)
+    stored = ApiToken.all_orgs.get(membership=learner.membership)
     every_value = " ".join(str(v) for v in vars(stored).values())
     assert learner.token not in every_value
     assert stored.key_hash == hash_token(learner.token)

@@ -28,7 +28,7 @@ def test_create_api_token_prints_a_working_token_once(org):
         "30",
     )
     raw = out.strip()
-    token = ApiToken.objects.get(key_hash=hash_token(raw))
+    token = ApiToken.all_orgs.get(key_hash=hash_token(raw))
     assert token.membership.user.email == "new@example.com"
     assert token.membership.role == "instructor"
     assert token.expires_at is not None
@@ -37,7 +37,7 @@ def test_create_api_token_prints_a_working_token_once(org):
 
 def test_create_api_token_by_org_name_for_existing_member(org, learner):
     out, _ = run("create_api_token", "--email", learner.user.email, "--org", org.name)
-    assert ApiToken.objects.get(key_hash=hash_token(out.strip())).membership == learner.membership
+    assert ApiToken.all_orgs.get(key_hash=hash_token(out.strip())).membership == learner.membership
 
 
 @pytest.mark.parametrize(
@@ -78,10 +78,10 @@ def test_seed_demo_json_manifest_and_idempotence():
     assert set(first["org"]["tokens"]) == {"owner", "admin", "instructor", "learner", "outsider"}
     assert first["org"]["id"] == second["org"]["id"]
     assert Organization.objects.count() == 2
-    assert Membership.objects.count() == 10
+    assert Membership.all_orgs.count() == 10
     # Every run issues fresh tokens and revokes the previous run's.
-    old = ApiToken.objects.get(key_hash=hash_token(first["org"]["tokens"]["learner"]))
-    new = ApiToken.objects.get(key_hash=hash_token(second["org"]["tokens"]["learner"]))
+    old = ApiToken.all_orgs.get(key_hash=hash_token(first["org"]["tokens"]["learner"]))
+    new = ApiToken.all_orgs.get(key_hash=hash_token(second["org"]["tokens"]["learner"]))
     assert old.revoked_at is not None and new.revoked_at is None
 
 

@@ -59,9 +59,9 @@ def test_accepting_makes_a_new_user_a_member_with_a_token_shown_once(api, org, p
         "Hopper",
         False,
     )
-    membership = Membership.objects.get(user=user)
+    membership = Membership.all_orgs.get(user=user)
     assert (membership.org_id, membership.role) == (org.id, "instructor")
-    token = ApiToken.objects.get(membership=membership)
+    token = ApiToken.all_orgs.get(membership=membership)
     assert body["token"].startswith(token.prefix) and body["token"].startswith("lms_")
     assert body["token"] not in " ".join(str(v) for v in vars(token).values())  # a hash only
 
@@ -75,11 +75,11 @@ def test_the_new_token_works_as_that_member(api, org, pending):
 
 def test_the_invite_records_who_accepted_and_when(api, pending):
     invite, raw = pending
-    before = Invite.objects.get(pk=invite.pk).updated_at
+    before = Invite.all_orgs.get(pk=invite.pk).updated_at
     accept(api, raw)
     invite.refresh_from_db()
     assert invite.state == Invite.State.ACCEPTED and invite.status == "accepted"
-    assert invite.accepted_by == Membership.objects.get(user__email="grace.hopper@example.com")
+    assert invite.accepted_by == Membership.all_orgs.get(user__email="grace.hopper@example.com")
     assert invite.accepted_at is not None and invite.accepted_at >= before
 
 
@@ -88,7 +88,7 @@ def test_a_second_accept_is_410_and_changes_nothing(api, pending):
     assert accept(api, raw).status_code == 201
     body = assert_error(accept(api, raw), 410, "invite_unavailable")
     assert body["message"] == "This invite has already been accepted."
-    assert ApiToken.objects.filter(membership__user__email=invite.email).count() == 1
+    assert ApiToken.all_orgs.filter(membership__user__email=invite.email).count() == 1
     # The lookup agrees.
     assert_error(api.get(f"/api/organizations/invites/{raw}"), 410, "invite_unavailable")
 
@@ -99,7 +99,7 @@ def test_accepting_emits_invite_accepted_once_with_its_data(
     invite, raw = pending
     accept(api, raw)
     accept(api, raw)  # 410: no second event
-    membership = Membership.objects.get(user__email="grace.hopper@example.com")
+    membership = Membership.all_orgs.get(user__email="grace.hopper@example.com")
     assert [(e.type, e.org_id, e.data) for e in recorded_events] == [
         (
             "invite.accepted",
@@ -130,7 +130,7 @@ def test_the_event_is_in_the_accepting_transaction(api, pending, failing_receive
     invite.refresh_from_db()
     assert (invite.state, invite.accepted_by, invite.accepted_at) == ("pending", None, None)
     assert not User.objects.filter(email=invite.email).exists()
-    assert not ApiToken.objects.filter(name="invite").exists()
+    assert not ApiToken.all_orgs.filter(name="invite").exists()
 
 
 def test_an_existing_user_is_found_by_e_mail_in_any_case(api, org, pending):
@@ -144,7 +144,7 @@ def test_an_existing_user_is_found_by_e_mail_in_any_case(api, org, pending):
         "Amazing",
         "Grace",
     )
-    assert Membership.objects.get(org=org, user=user).role == "instructor"
+    assert Membership.all_orgs.get(org=org, user=user).role == "instructor"
     invite.refresh_from_db()
     assert invite.accepted_by.user == user
 
@@ -155,7 +155,7 @@ def test_an_existing_membership_keeps_its_role(api, org, pending, recorded_event
     body = accept(api, raw).json()
     owner.membership.refresh_from_db()
     assert owner.membership.role == body["role"] == "owner"
-    assert Membership.objects.filter(user=owner.user).count() == 1
+    assert Membership.all_orgs.filter(user=owner.user).count() == 1
     # A new token besides the one the member had; both work.
     assert body["token"] != owner.token
     for token in (owner.token, body["token"]):
@@ -168,7 +168,9 @@ def test_a_member_of_another_organization_gets_a_second_membership(api, org, pen
     elsewhere = make_member(OrganizationFactory(), user=UserFactory(email=invite.email))
     body = accept(api, raw).json()
     assert body["orgId"] == str(org.id)
-    assert set(Membership.objects.filter(user=elsewhere.user).values_list("org_id", flat=True)) == {
+    assert set(
+        Membership.all_orgs.filter(user=elsewhere.user).values_list("org_id", flat=True)
+    ) == {
         org.id,
         elsewhere.org.id,
     }
@@ -183,7 +185,7 @@ def test_a_deactivated_account_cannot_accept_and_the_invite_stays_pending(api, p
     assert "deactivated" in body["message"]
     invite.refresh_from_db()
     assert invite.state == "pending"
-    assert not Membership.objects.filter(user__email=invite.email).exists()
+    assert not Membership.all_orgs.filter(user__email=invite.email).exists()
 
 
 @pytest.mark.parametrize(
@@ -270,7 +272,7 @@ def test_any_authorization_header_is_ignored(api, org, pending, authorization):
 
 def test_get_on_the_accept_route_is_405(api, pending):
     assert_error(api.get(accept_url(pending[1])), 405, "method_not_allowed")
-    invite = Invite.objects.get(pk=pending[0].pk)
+    invite = Invite.all_orgs.get(pk=pending[0].pk)
     assert invite.state == "pending"
 
 
@@ -313,7 +315,7 @@ def test_accepts_count_toward_the_lookup_throttle(api, org, rate):
     assert_error(response, 429, "throttled")
     assert 59 <= int(response["Retry-After"]) <= 60
     assert_error(api.get(f"/api/organizations/invites/{second}"), 429, "throttled")
-    assert Invite.objects.get(email="second@example.com").state == "pending"
+    assert Invite.all_orgs.get(email="second@example.com").state == "pending"
 
 
 def test_unknown_tokens_cannot_be_enumerated_through_accept(api, rate):

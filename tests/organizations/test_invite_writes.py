@@ -67,7 +67,7 @@ def test_create_invite_refuses_bad_input_naming_the_field(org, changes, field):
     with pytest.raises(ValidationFailed) as caught:
         create_invite(org=org, **args)
     assert field in caught.value.details
-    assert not Invite.objects.exists()
+    assert not Invite.all_orgs.exists()
 
 
 def test_the_inviter_must_belong_to_the_invites_organization(org, other_owner):
@@ -85,14 +85,14 @@ def test_the_inviter_must_belong_to_the_invites_organization(org, other_owner):
 def test_revoking_an_accepted_invite_changes_nothing(org):
     invite, _ = make_invite(org, "accepted")
     assert revoke_invite(invite=invite) is False
-    assert Invite.objects.get(pk=invite.pk).state == "accepted"
+    assert Invite.all_orgs.get(pk=invite.pk).state == "accepted"
 
 
 def test_an_accepted_invite_cannot_be_reissued(org):
     invite, raw = make_invite(org, "accepted")
     with pytest.raises(Conflict):
         reissue_invite(invite=invite)
-    assert Invite.objects.get(pk=invite.pk).token_hash == hash_token(raw)
+    assert Invite.all_orgs.get(pk=invite.pk).token_hash == hash_token(raw)
 
 
 # --- manage.py create_invite ---------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_create_invite_command_prints_a_working_token_once(api, org):
     )
     raw = out.strip()
     assert TOKEN.fullmatch(raw)
-    invite = Invite.objects.get(token_hash=hash_token(raw))
+    invite = Invite.all_orgs.get(token_hash=hash_token(raw))
     assert (invite.org, invite.role, invite.email) == (org, "instructor", "ada@example.com")
     assert invite.expires_at - timezone.now() == pytest.approx(
         timedelta(days=3), abs=timedelta(minutes=1)
@@ -134,7 +134,7 @@ def test_create_invite_command_by_org_id_with_defaults(org):
         *("--org", str(org.id), "--email", "b@example.com"),
         *("--first-name", "B", "--last-name", "C"),
     )
-    invite = Invite.objects.get(token_hash=hash_token(out.strip()))
+    invite = Invite.all_orgs.get(token_hash=hash_token(out.strip()))
     assert invite.role == "learner"
     assert invite.expires_at - timezone.now() == pytest.approx(
         timedelta(days=7), abs=timedelta(minutes=1)
@@ -167,7 +167,7 @@ NAMES = ["--first-name", "X", "--last-name", "Y"]
 def test_create_invite_command_refuses_bad_input_clearly(org, args, message):
     with pytest.raises(CommandError, match=message):
         run("create_invite", *args)
-    assert not Invite.objects.exists()
+    assert not Invite.all_orgs.exists()
 
 
 # --- the admin -----------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_admin_shows_the_token_once_after_creating(api, org, superuser_client):
     assert response.redirect_chain[0][1] == 302, response.content[:2000]
     [raw] = set(TOKEN.findall(response.content.decode()))
     assert "shown only this once" in response.content.decode()
-    invite = Invite.objects.get()
+    invite = Invite.all_orgs.get()
     assert invite.token_hash == hash_token(raw)
     assert api.get(invite_url(raw)).status_code == 200
     # Afterwards only the prefix is visible, in the list and on the change page.
@@ -230,7 +230,7 @@ def test_admin_refuses_a_past_expiry_and_a_foreign_inviter(org, other_owner, sup
     errors = response.context["adminform"].form.errors
     assert errors["expires_at"] == ["The expiry must be in the future."]
     assert errors["invited_by"] == ["The inviter must be a member of the invite's organization."]
-    assert not Invite.objects.exists()
+    assert not Invite.all_orgs.exists()
 
 
 def test_admin_revoke_action(api, org, superuser_client):
@@ -294,4 +294,4 @@ def test_seed_demo_has_one_invite_token_in_each_state_fresh_on_every_run(api):
             assert_error(api.get(invite_url(tokens[state])), 410, "invite_unavailable")
         for old in first[key]["invites"].values():
             assert_error(api.get(invite_url(old)), 404, "not_found")
-    assert Invite.objects.count() == 8  # four per organization, not four more per run
+    assert Invite.all_orgs.count() == 8  # four per organization, not four more per run

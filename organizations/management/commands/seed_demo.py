@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from lms.demo import DEMO_PARTS, DemoOrg
-from organizations.models import ApiToken, Membership, Organization, User
+from organizations.models import Membership, Organization, User
 from organizations.services import add_member, create_api_token, revoke_tokens
 
 DEMO_TOKEN_NAME = "demo"
@@ -81,7 +81,7 @@ class Command(BaseCommand):
                 first_name=first,
                 last_name=last,
             )
-            revoke_tokens(ApiToken.objects.filter(membership=membership, name=DEMO_TOKEN_NAME))
+            revoke_tokens(membership.tokens.filter(name=DEMO_TOKEN_NAME))
             _, raw = create_api_token(membership=membership, name=DEMO_TOKEN_NAME)
             members[person] = membership
             tokens[person] = raw
