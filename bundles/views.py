@@ -6,7 +6,7 @@ from rest_framework.exceptions import ValidationError
 
 from bundles.filters import BundleFilterSet
 from bundles.models import Bundle, BundleTally
-from bundles.pagination import EnvelopePagination, read_page
+from lms.pagination import EnvelopePagination, read_page
 from bundles.serializers import BundleSerializer
 from lms.tenancy import OrgScopedViewMixin
 
