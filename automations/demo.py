@@ -1,4 +1,4 @@
-"""seed_demo part of this app (see shared DEMO.md and lms/demo.py)."""
+"""seed_demo part of this app (see docs/demo.md and lms/demo.py)."""
 
 from automations.models import Automation
 from automations.services import save_automation

@@ -1,4 +1,4 @@
-"""seed_demo part of this app (see shared DEMO.md and lms/demo.py): 40 bundles per
+"""seed_demo part of this app (see docs/demo.md and lms/demo.py): 40 bundles per
 organization, with distinct names, "Python" in several cases, a "%" and a "_"."""
 
 from datetime import UTC, datetime, timedelta

@@ -6,8 +6,8 @@ from rest_framework.exceptions import ValidationError
 
 from bundles.filters import BundleFilterSet
 from bundles.models import Bundle, BundleTally
-from lms.pagination import EnvelopePagination, read_page
 from bundles.serializers import BundleSerializer
+from lms.pagination import EnvelopePagination, read_page
 from lms.tenancy import OrgScopedViewMixin
 
 LISTED_FIELDS = ("id", "org", "name", "created_at", "updated_at")

@@ -1,4 +1,4 @@
-"""seed_demo part of this app (see shared DEMO.md and lms/demo.py).
+"""seed_demo part of this app (see docs/demo.md and lms/demo.py).
 
 Every run leaves the same state, whatever was linked or unlinked since: the first download
 holds exactly its three demo assets in order, the second holds none.

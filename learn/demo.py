@@ -1,5 +1,5 @@
 """seed_demo part of this app: two courses, one activity per completion rule (see shared
-DEMO.md and lms/demo.py). Records are found again by their natural keys (course title,
+docs/demo.md and lms/demo.py). Records are found again by their natural keys (course title,
 module and activity position), so a second run updates rather than duplicates; every run
 empties the demo members' progress, reports, course completions and idempotency records."""
 

@@ -9,8 +9,8 @@ from datetime import datetime
 from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
+from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment
-from lms.errors import NotEnrolled
 from lms.tenancy import get_or_404
 from organizations.models import Membership, Organization
 

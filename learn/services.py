@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from learn import completion
 from learn.course_completion import complete_course_if_done
+from learn.errors import NotEnrolled
 from learn.models import Course, Enrollment, IdempotencyRecord, Progress, ProgressReport
 from learn.selectors import progress_target
-from lms.errors import NotEnrolled, validation_error
+from lms.errors import validation_error
 from organizations.models import Membership, Organization
 
 IDEMPOTENCY_TTL = timedelta(hours=24)

@@ -1,4 +1,4 @@
-"""What every app's part of ``manage.py seed_demo`` receives (see shared DEMO.md).
+"""What every app's part of ``manage.py seed_demo`` receives (see docs/demo.md).
 
 Each app has ``<app>/demo.py`` with ``seed(demo: DemoOrg) -> None``: it creates its records
 for ``demo.org`` idempotently (a second run leaves one data set, not two) and adds its
@@ -7,17 +7,23 @@ keys to ``demo.manifest``.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
-# Run in this order; the manifest keys come out in this order too.
-DEMO_PARTS = [
-    "downloads.demo",
-    "learn.demo",
-    "bundles.demo",
-    "organizations.demo",
-    "automations.demo",
-]
+from django.apps import apps
+
+
+def demo_parts() -> list[ModuleType]:
+    """Every installed app's ``demo`` module, in the order of INSTALLED_APPS (an app's part
+    may use what the apps before it created)."""
+    parts = []
+    for config in apps.get_app_configs():
+        if importlib.util.find_spec(f"{config.name}.demo") is not None:
+            parts.append(importlib.import_module(f"{config.name}.demo"))
+    return parts
 
 
 @dataclass

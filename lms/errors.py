@@ -51,11 +51,6 @@ class PermissionDenied(ApiError):
     default_message = "Your role may not do this."
 
 
-class NotEnrolled(ApiError):
-    status, code = 403, "not_enrolled"
-    default_message = "You are not enrolled in this course."
-
-
 class NotFound(ApiError):
     status, code = 404, "not_found"
     default_message = "Not found."

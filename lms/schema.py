@@ -46,13 +46,18 @@ _DESCRIPTIONS = {
     "403": "permission_denied (role) or not_enrolled",
     "404": "not_found: unknown route, or no such record in the caller's organization",
     "409": "conflict: a concurrent change could not be ordered after retries; retry",
-    "410": "invite_unavailable",
     "413": "payload_too_large: body over 1 MiB",
     "415": "unsupported_media_type: body is not application/json",
     "429": "throttled (see Retry-After)",
     "500": "internal_error",
     "503": "service_unavailable: the database is unreachable",
 }
+
+
+def describe_error_status(code: str, description: str) -> None:
+    """An app's own error status (e.g. its 410), for the operations that list it in
+    ``error_statuses``; called from the app's ``AppConfig.ready``."""
+    _DESCRIPTIONS[code] = description
 
 
 class ApiAutoSchema(AutoSchema):

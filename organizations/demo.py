@@ -1,4 +1,4 @@
-"""seed_demo part of this app beyond members and tokens: the invites (see shared DEMO.md)."""
+"""seed_demo part of this app beyond members and tokens: the invites (see docs/demo.md)."""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""seed_demo's downloads and assets: the manifest DEMO.md promises, usable through the API
+"""seed_demo's downloads and assets: the manifest docs/demo.md describes, usable through the API
 with the demo tokens, and the same state after every run."""
 
 import json

@@ -1,4 +1,5 @@
-"""The learning part of seed_demo: the manifest's courses work against the API as DEMO.md says."""
+"""The learning part of seed_demo: the manifest's courses work against the API as
+docs/demo.md says."""
 
 import json
 from io import StringIO

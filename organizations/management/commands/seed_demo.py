@@ -1,4 +1,3 @@
-import importlib
 import json
 import secrets
 
@@ -6,7 +5,7 @@ from axes.utils import reset
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from lms.demo import DEMO_PARTS, DemoOrg
+from lms.demo import DemoOrg, demo_parts
 from organizations.models import Membership, Organization, User
 from organizations.services import add_member, create_api_token, revoke_tokens
 
@@ -44,9 +43,9 @@ class Command(BaseCommand):
             manifest = {}
             for key, name, domain in ORGS:
                 demo = self.seed_org(key, name, domain)
-                for module_name in DEMO_PARTS:
-                    log.write(f"  seeding {module_name.split('.')[0]} for {name}")
-                    importlib.import_module(module_name).seed(demo)
+                for part in demo_parts():
+                    log.write(f"  seeding {part.__name__.split('.')[0]} for {name}")
+                    part.seed(demo)
                 demo.manifest["staff"] = self.sign_in(demo.members["admin"].user, staff=True)
                 manifest[key] = demo.manifest
             admin, _ = User.objects.get_or_create(email=ADMIN_EMAIL)
