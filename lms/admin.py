@@ -1,29 +1,38 @@
 """Admin tenancy: a staff user who is not a superuser sees and edits only the records of the
 organizations where they are an owner or admin, and is offered only those in every choice."""
 
+from django.apps import apps
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
+from django.utils.module_loading import import_string
 
 from lms.ids import parse_id
 from lms.tenancy import OrgScopedModel
 
 
-def admin_org_ids(request) -> list | None:
-    """Ids of the organizations a staff user may administer; None means all (superuser)."""
+def admin_roles(request) -> dict | None:
+    """The staff user's role in each organization they administer (``owner`` or ``admin``);
+    None for a superuser, who administers all. Which memberships count is the identity app's
+    to say (``settings.LMS_ADMINISTERED_ORGS``)."""
     user = request.user
     if user.is_superuser:
         return None
-    cached = getattr(request, "_lms_admin_org_ids", None)
+    cached = getattr(request, "_lms_admin_roles", None)
     if cached is None:
-        from organizations.models import Membership
-
-        cached = list(
-            Membership.all_orgs.filter(
-                user=user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
-            ).values_list("org_id", flat=True)
-        )
-        request._lms_admin_org_ids = cached
+        cached = import_string(settings.LMS_ADMINISTERED_ORGS)(user)
+        request._lms_admin_roles = cached
     return cached
+
+
+def admin_org_ids(request) -> list | None:
+    """Ids of the organizations a staff user may administer; None means all (superuser)."""
+    roles = admin_roles(request)
+    return None if roles is None else list(roles)
+
+
+def tenant_model():
+    return apps.get_model(settings.LMS_TENANT_MODEL)
 
 
 class OrgScopedAdminMixin:
@@ -45,13 +54,12 @@ class OrgScopedAdminMixin:
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         org_ids = admin_org_ids(request)
         if org_ids is not None:
-            from organizations.models import Organization
-
+            organization = tenant_model()
             # Narrow what a subclass chose (its own filter or select_related), never widen it.
             related = db_field.related_model
             chosen = kwargs.get("queryset")
-            if related is Organization:
-                base = Organization.objects.all() if chosen is None else chosen
+            if related is organization:
+                base = organization.objects.all() if chosen is None else chosen
                 kwargs["queryset"] = base.filter(id__in=org_ids)
             elif issubclass(related, OrgScopedModel):
                 base = related.objects.all() if chosen is None else chosen
@@ -112,10 +120,8 @@ class OrganizationListFilter(admin.SimpleListFilter):
         super().__init__(request, params, model, model_admin)
 
     def lookups(self, request, model_admin):
-        from organizations.models import Organization
-
         org_ids = admin_org_ids(request)
-        orgs = Organization.objects.all()
+        orgs = tenant_model().objects.all()
         if org_ids is not None:
             orgs = orgs.filter(id__in=org_ids)
         return [(str(org.id), org.name) for org in orgs.order_by("name")]

@@ -148,6 +148,10 @@ CACHES = {
 }
 
 AUTH_USER_MODEL = "organizations.User"
+# The tenant every tenant-owned record points at, and who administers which (the identity
+# app's to say; the core knows no feature).
+LMS_TENANT_MODEL = "organizations.Organization"
+LMS_ADMINISTERED_ORGS = "organizations.selectors.administered_orgs"
 # Admin sign-in (API calls use tokens, not passwords): django-axes counts failures per
 # address and e-mail together and locks that pair out for a while; a success resets it.
 AUTHENTICATION_BACKENDS = [

@@ -15,8 +15,9 @@ body, and a record's organization is fixed once created.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -24,9 +25,6 @@ from django.db.models import Q
 from lms.errors import NotFound
 from lms.ids import parse_id
 from lms.models import BaseModel
-
-if TYPE_CHECKING:
-    from organizations.models import Organization
 
 
 class UnscopedQuery(RuntimeError):
@@ -56,7 +54,7 @@ class OrgScopedQuerySet(models.QuerySet):
 
     _org_scoped = False
 
-    def for_org(self, org: Organization | Any) -> OrgScopedQuerySet:
+    def for_org(self, org: Any) -> OrgScopedQuerySet:
         return self.filter(org=org)
 
     def across_orgs(self) -> OrgScopedQuerySet:
@@ -135,9 +133,7 @@ class OrgScopedModel(BaseModel):
     would carry what belongs to one tenant into another. A form says so (``full_clean``);
     any other write is refused (``save``)."""
 
-    org = models.ForeignKey(
-        "organizations.Organization", on_delete=models.CASCADE, related_name="+"
-    )
+    org = models.ForeignKey(settings.LMS_TENANT_MODEL, on_delete=models.CASCADE, related_name="+")
 
     # Declared first, so Django's own machinery (its default manager: unique checks, admin
     # lookups, related choices) reads rows by id; the admin narrows them per staff member.
@@ -200,5 +196,5 @@ class OrgScopedViewMixin:
         return (model or self.model).objects.for_org(self.request.auth.org)
 
     @property
-    def org(self) -> Organization:
+    def org(self) -> Any:  # the caller's organization (settings.LMS_TENANT_MODEL)
         return self.request.auth.org

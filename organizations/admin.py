@@ -4,7 +4,7 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db.models import Q
 from django.utils import timezone
 
-from lms.admin import OrgScopedAdmin, admin_org_ids
+from lms.admin import OrgScopedAdmin, admin_org_ids, admin_roles
 from lms.errors import Conflict
 from organizations.models import ApiToken, Invite, Membership, Organization, User
 from organizations.services import (
@@ -83,21 +83,6 @@ ROLE_RANK = {
     Membership.Role.ADMIN: 3,
     Membership.Role.OWNER: 4,
 }
-
-
-def admin_roles(request) -> dict | None:
-    """The staff user's role in each organization they administer; None for a superuser."""
-    if request.user.is_superuser:
-        return None
-    cached = getattr(request, "_lms_admin_roles", None)
-    if cached is None:
-        cached = dict(
-            Membership.all_orgs.filter(
-                user=request.user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
-            ).values_list("org_id", "role")
-        )
-        request._lms_admin_roles = cached
-    return cached
 
 
 def grantable_roles(request, org_id) -> list[str]:

@@ -5,10 +5,20 @@ from __future__ import annotations
 from lms.errors import NotFound
 from lms.ids import parse_id
 from organizations.errors import InviteUnavailable
-from organizations.models import Invite, Organization, hash_token
+from organizations.models import Invite, Membership, Organization, hash_token
 
 # Real tokens are 47 characters; anything much longer is not worth hashing.
 MAX_INVITE_TOKEN_LENGTH = 200
+
+
+def administered_orgs(user) -> dict:
+    """The organizations ``user`` administers in the admin, with their role there: those
+    where they are an owner or admin member (settings.LMS_ADMINISTERED_ORGS)."""
+    return dict(
+        Membership.all_orgs.filter(
+            user=user, role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
+        ).values_list("org_id", "role")
+    )
 
 
 def invite_by_token(raw: str, *, for_update: bool = False) -> Invite | None:
