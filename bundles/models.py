@@ -47,7 +47,7 @@ class Bundle(OrgScopedModel):
     backwards, and deep pages skip rows in the index alone (index-only scans). They are all
     ascending: new bundles arrive in ``created_at`` order, and PostgreSQL packs ascending
     inserts into full pages but leaves half-empty ones behind inserts at the front of a
-    descending index (measured: 56 MB against 100 MB for a million rows); the default
+    descending index (figures in docs/performance.md); the default
     ``-createdAt`` reads the index backwards at the same cost. On PostgreSQL a trigram index
     on ``(org, name_lower)`` serves the substring search (migration 0002).
 

@@ -42,7 +42,6 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = choose_request_id(request.META.get("HTTP_X_REQUEST_ID"))
-        request.request_id = request_id
         token = bind(request_id)
         started = time.perf_counter()
         try:

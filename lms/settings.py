@@ -122,7 +122,6 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
         _db["OPTIONS"] = {"connect_timeout": 2}
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-IS_POSTGRES = _db["ENGINE"] == "django.db.backends.postgresql"
 
 # --- Caches -----------------------------------------------------------------------------
 # "shared" holds state every server process must see (the invite-lookup throttle):
