@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Func, Value
 from django.db.models.functions import Lower
 
+from lms.models import StampField
 from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet
 
 
@@ -54,6 +55,9 @@ class Bundle(OrgScopedModel):
     Not covered: deep pages of a sort that starts with a timestamp and goes on with another
     field read the table for every row they skip (see docs/performance.md)."""
 
+    # As every model's, but a bulk load may keep the records' own times (insert_bundles).
+    created_at = StampField(auto_now_add=True)
+    updated_at = StampField(auto_now=True)
     name = models.CharField(max_length=200)
     name_lower = models.GeneratedField(
         expression=Lower("name"), output_field=models.TextField(), db_persist=True

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
@@ -34,23 +33,6 @@ class NewBundle:
     description: str = ""
 
 
-@contextmanager
-def _timestamps_as_given() -> Iterator[None]:
-    """Lets ``bulk_create`` store the rows' own timestamps: otherwise ``auto_now_add`` and
-    ``auto_now`` stamp every row with the moment of the insert. Only Bundle's own copies of
-    the fields are touched (abstract-model fields are copied per model), and only for the
-    duration of the block."""
-    fields = [Bundle._meta.get_field("created_at"), Bundle._meta.get_field("updated_at")]
-    saved = [(field.auto_now, field.auto_now_add) for field in fields]
-    for field in fields:
-        field.auto_now = field.auto_now_add = False
-    try:
-        yield
-    finally:
-        for field, (auto_now, auto_now_add) in zip(fields, saved, strict=True):
-            field.auto_now, field.auto_now_add = auto_now, auto_now_add
-
-
 @transaction.atomic
 def insert_bundles(*, org: Organization, bundles: Iterable[NewBundle]) -> list[Bundle]:
     """Inserts the bundles into ``org`` in as few statements as the database allows, keeping
@@ -66,8 +48,9 @@ def insert_bundles(*, org: Organization, bundles: Iterable[NewBundle]) -> list[B
         )
         for new in bundles
     ]
-    with _timestamps_as_given():
-        return Bundle.objects.bulk_create(rows)
+    for row in rows:
+        row.keep_timestamps = True  # see lms.models.StampField
+    return Bundle.objects.bulk_create(rows)
 
 
 def generate_bundles(

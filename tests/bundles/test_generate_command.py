@@ -66,3 +66,22 @@ def test_bad_arguments_are_clear_errors(org, args, message):
     with pytest.raises(CommandError, match=message):
         generate(*args)
     assert not Bundle.all_orgs.exists()
+
+
+def test_keeping_timestamps_is_a_matter_of_each_record_not_of_the_field(org):
+    """A bulk load keeps its records' own times while any other record saved meanwhile (by
+    another thread, say) is stamped as usual: nothing process-wide is switched."""
+    from datetime import UTC, datetime
+
+    from bundles.models import Bundle
+    from bundles.services import NewBundle, insert_bundles
+
+    old = datetime(2001, 2, 3, tzinfo=UTC)
+    [loaded] = insert_bundles(
+        org=org, bundles=[NewBundle(name="old one", created_at=old, updated_at=old)]
+    )
+    fresh = Bundle.objects.create(org=org, name="new one")
+    again = Bundle(org=org, name="given times", created_at=old, updated_at=old)
+    again.save()
+    assert Bundle.all_orgs.get(pk=loaded.pk).created_at == old
+    assert fresh.created_at.year >= 2026 and again.created_at.year >= 2026
