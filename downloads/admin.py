@@ -159,64 +159,41 @@ class DownloadAssetFormSet(BaseInlineFormSet):
         return kept
 
     def save(self, commit=True):
-        """Unlinks the deleted rows, links the new ones, then puts every link at the position
-        typed in and renames, all with the services; ``commit`` is ignored (they commit)."""
-        download = self.instance
-        org = download.org
-        # Held until the admin's transaction ends, so the API cannot change the links
-        # between the steps below; what it changed since the page was shown is kept.
-        linked = {link.asset_id for link in services.locked_links(org=org, download_id=download.id)}
-        self.new_objects, self.changed_objects, self.deleted_objects = [], [], []
-
-        for form in self.deleted_forms:
-            if not form.instance._state.adding and form.instance.asset_id in linked:
-                services.unlink_asset(
-                    org=org, download_id=download.id, asset_id=form.instance.asset_id
-                )
-                linked.discard(form.instance.asset_id)
-                self.deleted_objects.append(form.instance)
-
+        """The page's change, applied by ``services.replace_links`` to what is linked now;
+        ``commit`` is ignored (the service commits)."""
         kept = self._kept_forms()
-        new_asset_ids = []
-        for form in kept:
-            if form.instance._state.adding:
-                asset = form.cleaned_data["asset"]
-                services.link_asset(
-                    org=org,
-                    download_id=download.id,
-                    asset_id=asset.pk,
-                    display_name=(form.cleaned_data.get("display_name") or "").strip() or None,
+        added = [f for f in kept if f.instance._state.adding]
+        edited = [f for f in kept if not f.instance._state.adding]
+        links, new_links = services.replace_links(
+            org=self.instance.org,
+            download_id=self.instance.id,
+            unlink=[
+                f.instance.asset_id for f in self.deleted_forms if not f.instance._state.adding
+            ],
+            link=[
+                services.NewLink(
+                    f.cleaned_data["asset"].pk,
+                    (f.cleaned_data.get("display_name") or "").strip() or None,
                 )
-                new_asset_ids.append(asset.pk)
-                linked.add(asset.pk)
-
-        typed = [f.cleaned_data["asset"].pk for f in sorted(kept, key=self._position_key)]
-        order = [asset_id for asset_id in typed if asset_id in linked]
-        # Links added elsewhere since the page was shown go last, in their order.
-        current = services.locked_links(org=org, download_id=download.id)
-        order += [link.asset_id for link in current if link.asset_id not in set(typed)]
-        names = {
-            form.cleaned_data["asset"].pk: (
-                (form.cleaned_data.get("display_name") or "").strip()
-                or form.cleaned_data["asset"].name
-            )
-            for form in kept
-            if not form.instance._state.adding
-            and "display_name" in form.changed_data
-            and form.cleaned_data["asset"].pk in linked
-        }
-        links = services.arrange_links(
-            org=org, download_id=download.id, order=order, display_names=names
+                for f in added
+            ],
+            order=[f.cleaned_data["asset"].pk for f in sorted(kept, key=self._position_key)],
+            display_names={
+                f.cleaned_data["asset"].pk: (f.cleaned_data.get("display_name") or "").strip()
+                or f.cleaned_data["asset"].name
+                for f in edited
+                if "display_name" in f.changed_data
+            },
         )
-
         by_asset = {link.asset_id: link for link in links}
-        self.new_objects = [by_asset[asset_id] for asset_id in new_asset_ids]
+        self.new_objects = new_links
         self.changed_objects = [
-            (by_asset[form.cleaned_data["asset"].pk], form.changed_data)
-            for form in kept
-            if not form.instance._state.adding
-            and form.changed_data
-            and form.cleaned_data["asset"].pk in by_asset
+            (by_asset[f.cleaned_data["asset"].pk], f.changed_data)
+            for f in edited
+            if f.changed_data and f.cleaned_data["asset"].pk in by_asset
+        ]
+        self.deleted_objects = [
+            f.instance for f in self.deleted_forms if not f.instance._state.adding
         ]
         return links
 

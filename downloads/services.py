@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from django.db import IntegrityError, transaction
@@ -143,6 +144,50 @@ def arrange_links(
         raise validation_error(errors)
     _renumber(ordered, renamed=renamed)
     return ordered
+
+
+@dataclass(frozen=True)
+class NewLink:
+    asset_id: uuid.UUID
+    display_name: str | None = None
+
+
+@transaction.atomic
+def replace_links(
+    *,
+    org: Any,
+    download_id: uuid.UUID,
+    unlink: Sequence[uuid.UUID] = (),
+    link: Sequence[NewLink] = (),
+    order: Sequence[uuid.UUID] = (),
+    display_names: Mapping[uuid.UUID, str] | None = None,
+) -> tuple[list[DownloadAsset], list[DownloadAsset]]:
+    """An editor's whole change of a download's links, applied to what is linked now: unlink
+    ``unlink`` (those still linked), link ``link``, then put the links in ``order`` and
+    rename those in ``display_names``. Links another writer added since the editor read the
+    list are kept, after the ordered ones, in their order; ids in ``order`` that are no
+    longer linked are skipped. The download stays locked throughout. Returns (all links in
+    order, the new links)."""
+    linked = {row.asset_id for row in locked_links(org=org, download_id=download_id)}
+    for asset_id in unlink:
+        if asset_id in linked:
+            unlink_asset(org=org, download_id=download_id, asset_id=asset_id)
+            linked.discard(asset_id)
+    for new in link:
+        link_asset(
+            org=org,
+            download_id=download_id,
+            asset_id=new.asset_id,
+            display_name=new.display_name,
+        )
+        linked.add(new.asset_id)
+    wanted = [asset_id for asset_id in order if asset_id in linked]
+    current = locked_links(org=org, download_id=download_id)
+    wanted += [row.asset_id for row in current if row.asset_id not in set(order)]
+    names = {k: v for k, v in (display_names or {}).items() if k in linked}
+    links = arrange_links(org=org, download_id=download_id, order=wanted, display_names=names)
+    added = {new.asset_id for new in link}
+    return links, [row for row in links if row.asset_id in added]
 
 
 def display_name_problem(value: object) -> str | None:

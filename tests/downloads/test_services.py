@@ -120,3 +120,58 @@ def test_a_link_that_keeps_losing_is_409_conflict_never_500(
 
     assert_error(response, 409, "conflict")
     assert DownloadAsset.all_orgs.count() == 1
+
+
+# --- replace_links: an editor's whole change at once ---------------------------------------
+
+
+def test_replace_unlinks_links_orders_and_renames_in_one_go(org, download, assets):
+    a, b, c, d = assets[:4]
+    link(download, a, b, c)
+    links, added = services.replace_links(
+        org=org,
+        download_id=download.id,
+        unlink=[b.id],
+        link=[services.NewLink(d.id, "Fourth")],
+        order=[d.id, c.id, a.id],
+        display_names={a.id: "First, renamed"},
+    )
+    assert [x.asset_id for x in links] == [d.id, c.id, a.id]
+    assert [x.asset_id for x in added] == [d.id]
+    assert stored(download) == [
+        (d.id, 1, "Fourth"),
+        (c.id, 2, c.name),
+        (a.id, 3, "First, renamed"),
+    ]
+
+
+def test_replace_keeps_what_another_writer_changed_meanwhile(org, download, assets):
+    """The editor read [a, b]; since then the API unlinked b and linked c. The editor's order
+    skips what is gone, and c comes last."""
+    a, b, c = assets[:3]
+    link(download, a, b)
+    services.unlink_asset(org=org, download_id=download.id, asset_id=b.id)
+    services.link_asset(org=org, download_id=download.id, asset_id=c.id)
+    links, _ = services.replace_links(
+        org=org,
+        download_id=download.id,
+        unlink=[b.id],  # already gone: nothing to do
+        order=[b.id, a.id],
+        display_names={b.id: "renamed while gone"},
+    )
+    assert [(x.asset_id, x.seq) for x in links] == [(a.id, 1), (c.id, 2)]
+
+
+def test_replace_is_all_or_nothing(org, download, assets):
+    a, b = assets[:2]
+    link(download, a)
+    with pytest.raises(ValidationFailed):
+        services.replace_links(
+            org=org,
+            download_id=download.id,
+            unlink=[a.id],
+            link=[services.NewLink(b.id)],
+            order=[b.id],
+            display_names={b.id: " "},  # a blank name is refused, after the other steps
+        )
+    assert [x[0] for x in stored(download)] == [a.id]
