@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from lms.errors import Conflict, validation_error
+from lms.errors import Conflict
 from lms.events import Event, emit
 from organizations.errors import InviteUnavailable
 from organizations.models import (
@@ -78,7 +78,7 @@ def _issue_invite_token(invite: Invite) -> str:
 
 def _require_future(expires_at: datetime) -> None:
     if expires_at <= timezone.now():
-        raise validation_error({"expiresAt": ["The expiry must be in the future."]})
+        raise DjangoValidationError({"expires_at": ["The expiry must be in the future."]})
 
 
 @transaction.atomic
@@ -212,25 +212,7 @@ def _user_for_invite(invite: Invite) -> User:
         return User.objects.get(email=email)
 
 
-_INVITE_WIRE_NAMES = {
-    "email": "email",
-    "first_name": "firstName",
-    "last_name": "lastName",
-    "role": "role",
-    "invited_by": "invitedBy",
-    "__all__": "nonFieldErrors",
-}
-
-
 def _validate(invite: Invite) -> None:
     """The model's own validation (field formats, choices, the inviter's organization), the
-    same that the admin's form runs, as a validation_error keyed by wire names."""
-    try:
-        invite.full_clean(exclude=["org", "token_prefix", "token_hash"], validate_unique=False)
-    except DjangoValidationError as exc:
-        raise validation_error(
-            {
-                _INVITE_WIRE_NAMES.get(field, field): [str(m) for m in messages]
-                for field, messages in exc.message_dict.items()
-            }
-        ) from None
+    same that the admin's form runs; a ValidationError keyed by the model's field names."""
+    invite.full_clean(exclude=["org", "token_prefix", "token_hash"], validate_unique=False)

@@ -9,11 +9,12 @@ from io import StringIO
 
 import pytest
 from django.contrib.messages import get_messages
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
-from lms.errors import Conflict, ValidationFailed
+from lms.errors import Conflict
 from organizations.models import Invite, hash_token
 from organizations.services import create_invite, reissue_invite, revoke_invite
 from tests.factories import UserFactory
@@ -54,24 +55,24 @@ def test_create_invite_defaults_to_a_learner_for_seven_days(org, owner):
     "changes, field",
     [
         ({"email": "not-an-email"}, "email"),
-        ({"first_name": "  "}, "firstName"),
-        ({"last_name": ""}, "lastName"),
+        ({"first_name": "  "}, "first_name"),
+        ({"last_name": ""}, "last_name"),
         ({"role": "superhero"}, "role"),
-        ({"expires_at": "past"}, "expiresAt"),
+        ({"expires_at": "past"}, "expires_at"),
     ],
 )
 def test_create_invite_refuses_bad_input_naming_the_field(org, changes, field):
     if changes.get("expires_at") == "past":
         changes["expires_at"] = timezone.now() - timedelta(minutes=1)
     args = {"email": "a@example.com", "first_name": "A", "last_name": "B", **changes}
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(ValidationError) as caught:
         create_invite(org=org, **args)
-    assert field in caught.value.details
+    assert field in caught.value.message_dict
     assert not Invite.all_orgs.exists()
 
 
 def test_the_inviter_must_belong_to_the_invites_organization(org, other_owner):
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(ValidationError) as caught:
         create_invite(
             org=org,
             email="a@example.com",
@@ -79,7 +80,7 @@ def test_the_inviter_must_belong_to_the_invites_organization(org, other_owner):
             last_name="B",
             invited_by=other_owner.membership,
         )
-    assert "invitedBy" in caught.value.details
+    assert "invited_by" in caught.value.message_dict
 
 
 def test_revoking_an_accepted_invite_changes_nothing(org):

@@ -5,13 +5,22 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_email
 from django.utils import timezone
 
-from lms.errors import ValidationFailed
 from organizations.models import INVITE_LIFETIME, Invite, Membership, Organization
 from organizations.selectors import find_organization
 from organizations.services import create_invite
 
 MAX_DAYS = 365
 NAME_MAX = Invite._meta.get_field("first_name").max_length
+
+
+# The option that set each field, for the messages.
+OPTION_OF = {
+    "email": "--email",
+    "first_name": "--first-name",
+    "last_name": "--last-name",
+    "role": "--role",
+    "expires_at": "--expires-in-days",
+}
 
 
 class Command(BaseCommand):
@@ -67,8 +76,9 @@ class Command(BaseCommand):
                 expires_at=timezone.now() + timedelta(days=days),
                 **names,
             )
-        except ValidationFailed as exc:
-            raise CommandError(exc.message) from None
+        except ValidationError as exc:
+            field, messages = next(iter(exc.message_dict.items()))
+            raise CommandError(f"{OPTION_OF.get(field, field)}: {messages[0]}") from None
         self.stderr.write(
             f"Invite for {invite.email} ({invite.role}) to {org.name}, expires "
             f"{invite.expires_at:%Y-%m-%d %H:%M} UTC. The token is shown only this once:"
