@@ -3,41 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from learn import completion
 from learn.course_completion import complete_course_if_done
 from learn.errors import NotEnrolled
-from learn.models import Course, Enrollment, IdempotencyRecord, Progress, ProgressReport
+from learn.models import Course, Enrollment, Progress, ProgressReport
 from learn.selectors import progress_target
-from lms.errors import validation_error
 from organizations.models import Membership, Organization
-
-IDEMPOTENCY_TTL = timedelta(hours=24)
-
-
-@dataclass(frozen=True)
-class ProgressAnswer:
-    """What ``POST /api/learn/progress`` answers; ``replayed`` when it is a stored answer."""
-
-    status_code: int
-    body: dict[str, Any]
-    replayed: bool = False
-
-
-def reports_errors(reports: list[Any]) -> dict[str, list[str]]:
-    """Validation details of a request's reports, keyed ``reports.N.field``."""
-    details: dict[str, list[str]] = {}
-    for index, errors in completion.validate_reports(reports).items():
-        for field, messages in errors.items():
-            key = f"reports.{index}" if field == "nonFieldErrors" else f"reports.{index}.{field}"
-            details[key] = messages
-    return details
 
 
 def record_progress(
@@ -47,65 +23,21 @@ def record_progress(
     activity_id: uuid.UUID,
     reports: list[dict[str, Any]],
     request_id: str,
-    idempotency_key: str | None = None,
-) -> ProgressAnswer:
-    """Store every report and answer the status the activity's rule decides.
+) -> completion.Decision:
+    """Store every report (validated at the edge) and decide the activity's status from its
+    rule and every report so far; complete the course when this completes its last listed
+    activity. Unknown, foreign or unpublished activity: NotFound; not enrolled: NotEnrolled.
 
-    The whole request is validated before anything is stored. A retry with the caller's
-    ``idempotency_key`` within 24 hours answers the first answer and stores nothing. When two
-    requests race on one key, the unique constraint refuses the second's record, which rolls
-    its reports back and answers the first answer.
-    """
-    details = reports_errors(reports)
-    if details:
-        raise validation_error(details)
-    if idempotency_key is not None:
-        replay = _replay(org=org, membership=membership, key=idempotency_key)
-        if replay is not None:
-            return replay
-    try:
-        return _record(
-            org=org,
-            membership=membership,
-            activity_id=activity_id,
-            reports=reports,
-            request_id=request_id,
-            idempotency_key=idempotency_key,
-        )
-    except IntegrityError:
-        replay = None
-        if idempotency_key is not None:
-            replay = _replay(org=org, membership=membership, key=idempotency_key)
-        if replay is None:
-            raise
-        return replay
-
-
-def _replay(*, org: Organization, membership: Membership, key: str) -> ProgressAnswer | None:
-    record = (
-        IdempotencyRecord.objects.for_org(org)
-        .filter(membership=membership, key=key, created_at__gte=timezone.now() - IDEMPOTENCY_TTL)
-        .only("response_status", "response_body")
-        .first()
-    )
-    if record is None:
-        return None
-    return ProgressAnswer(record.response_status, record.response_body, replayed=True)
-
-
-@transaction.atomic
-def _record(
-    *,
-    org: Organization,
-    membership: Membership,
-    activity_id: uuid.UUID,
-    reports: list[dict[str, Any]],
-    request_id: str,
-    idempotency_key: str | None,
-) -> ProgressAnswer:
+    The writes are one transaction, the caller's when there is one (an idempotent view
+    stores its answer in it), so a failure stores nothing."""
     activity = progress_target(org=org, membership=membership, activity_id=activity_id)
     if not activity.enrolled:
         raise NotEnrolled()
+    return _record(org, membership, activity, reports, request_id)
+
+
+@transaction.atomic
+def _record(org, membership, activity, reports, request_id) -> completion.Decision:
     now = timezone.now()
     row = _locked_progress(org=org, membership=membership, activity=activity, now=now)
     ProgressReport.objects.bulk_create(
@@ -134,21 +66,7 @@ def _record(
         complete_course_if_done(
             org=org, membership=membership, course_id=activity.course_id, now=now
         )
-
-    answer = ProgressAnswer(200, {"status": decision.status, "progress": decision.progress})
-    if idempotency_key is not None:
-        expired = IdempotencyRecord.objects.for_org(org).filter(
-            membership=membership, created_at__lt=now - IDEMPOTENCY_TTL
-        )
-        expired.delete()
-        IdempotencyRecord.objects.create(
-            org=org,
-            membership=membership,
-            key=idempotency_key,
-            response_status=answer.status_code,
-            response_body=answer.body,
-        )
-    return answer
+    return decision
 
 
 def _label(kind: str | None) -> str:

@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from learn.models import IdempotencyRecord
 from learn.selectors import course_progress, list_published_activities
 from learn.serializers import (
     MAX_IDEMPOTENCY_KEY,
@@ -16,6 +17,7 @@ from learn.serializers import (
 )
 from learn.services import record_progress
 from lms.errors import flatten_details, validation_error
+from lms.idempotency import idempotent
 from lms.request_id import current_request_id
 from lms.tenancy import OrgScopedViewMixin
 
@@ -76,15 +78,25 @@ class ProgressView(APIView):
             details[IDEMPOTENCY_HEADER] = [f"Must be 1 to {MAX_IDEMPOTENCY_KEY} characters long."]
         if details:
             raise validation_error(details)
-        answer = record_progress(
+
+        def write() -> tuple[int, dict]:
+            decision = record_progress(
+                org=request.auth.org,
+                membership=request.auth,
+                activity_id=serializer.validated_data["activity"],
+                reports=serializer.validated_data["reports"],
+                request_id=current_request_id() or "",
+            )
+            return 200, {"status": decision.status, "progress": decision.progress}
+
+        answer = idempotent(
+            store=IdempotencyRecord,
             org=request.auth.org,
             membership=request.auth,
-            activity_id=serializer.validated_data["activity"],
-            reports=serializer.validated_data["reports"],
-            request_id=current_request_id() or "",
-            idempotency_key=key,
+            key=key,
+            write=write,
         )
-        response = Response(answer.body, status=answer.status_code)
+        response = Response(answer.body, status=answer.status)
         if answer.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
