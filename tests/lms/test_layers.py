@@ -42,3 +42,24 @@ def test_an_app_imports_only_what_its_layer_allows(app):
         for path in files
     }
     assert not {path: apps for path, apps in wrong.items() if apps}
+
+
+def test_services_answer_in_domain_terms_not_http():
+    """No service or selector returns an HTTP status or imports DRF (docs/architecture.md)."""
+    root = ROOT
+    offenders = []
+    for path in [*root.glob("*/services.py"), *root.glob("*/selectors.py")]:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            module = None
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+            elif isinstance(node, ast.Import):
+                module = ",".join(alias.name for alias in node.names)
+            if module and "rest_framework" in module:
+                offenders.append(str(path.relative_to(root)))
+            if isinstance(node, ast.Name) and node.id in {"status_code", "Response"}:
+                offenders.append(str(path.relative_to(root)))
+        if "status_code" in path.read_text():
+            offenders.append(str(path.relative_to(root)))
+    assert not offenders
