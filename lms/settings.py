@@ -150,6 +150,9 @@ AUTH_USER_MODEL = "organizations.User"
 # The tenant every tenant-owned record points at, and who administers which (the identity
 # app's to say; the core knows no feature).
 LMS_TENANT_MODEL = "organizations.Organization"
+# How long a process may answer from its own memory of a bearer token before looking it up
+# again: the bound on how late another process sees a revocation. 0 turns it off.
+LMS_TOKEN_CACHE_SECONDS = float(os.environ.get("LMS_TOKEN_CACHE_SECONDS", "1"))
 LMS_ADMINISTERED_ORGS = "organizations.selectors.administered_orgs"
 # Admin sign-in (API calls use tokens, not passwords): django-axes counts failures per
 # address and e-mail together and locks that pair out for a while; a success resets it.

@@ -1,12 +1,40 @@
-"""``Authorization: Bearer <token>`` -> membership -> organization, in one query."""
+"""``Authorization: Bearer <token>`` -> membership -> organization.
+
+The lookup (one query with two joins) is about half the cost of a simple read, so each
+process keeps what it found for ``settings.LMS_TOKEN_CACHE_SECONDS`` (default 1 s): the
+membership with its organization and user, and the token's expiry. Expiry is checked against
+the clock on every request, so it is exact. Anything else (a revocation, a deactivated user,
+a changed role, a deleted membership) is seen by every process within that time, without a
+signal between them; the process that revokes forgets the token at once.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
+
+from django.conf import settings
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
 from lms.errors import Unauthenticated
 from organizations.models import ApiToken, Membership, hash_token
+
+# Tokens remembered per process at most; beyond it the oldest half is dropped.
+CACHE_SIZE = 10_000
+
+_cache: dict[str, tuple[float, Membership, object]] = {}
+_lock = threading.Lock()
+
+
+def forget_tokens(key_hashes=None) -> None:
+    """Drop remembered tokens (all of them without ``key_hashes``) in this process."""
+    with _lock:
+        if key_hashes is None:
+            _cache.clear()
+        else:
+            for key_hash in key_hashes:
+                _cache.pop(key_hash, None)
 
 
 class BearerTokenAuthentication(BaseAuthentication):
@@ -29,21 +57,37 @@ class BearerTokenAuthentication(BaseAuthentication):
         return self.authenticate_token(raw)
 
     def authenticate_token(self, raw: str) -> tuple:
+        key_hash = hash_token(raw)
+        ttl = settings.LMS_TOKEN_CACHE_SECONDS
+        found = _cache.get(key_hash) if ttl > 0 else None
+        if found is not None and time.monotonic() - found[0] < ttl:
+            _, membership, expires_at = found
+        else:
+            membership, expires_at = self._look_up(key_hash)
+            if ttl > 0:
+                with _lock:
+                    if len(_cache) >= CACHE_SIZE:
+                        for stale in list(_cache)[: CACHE_SIZE // 2]:
+                            del _cache[stale]
+                    _cache[key_hash] = (time.monotonic(), membership, expires_at)
+        if expires_at is not None and expires_at <= timezone.now():
+            raise Unauthenticated("The token has expired.")
+        return membership.user, membership
+
+    def _look_up(self, key_hash: str) -> tuple[Membership, object]:
         token = (
             ApiToken.all_orgs.select_related("membership__org", "membership__user")
-            .filter(key_hash=hash_token(raw))
+            .filter(key_hash=key_hash)
             .first()
         )
         if token is None:
             raise Unauthenticated("The token is not valid.")
         if token.revoked_at is not None:
             raise Unauthenticated("The token has been revoked.")
-        if token.expires_at is not None and token.expires_at <= timezone.now():
-            raise Unauthenticated("The token has expired.")
         membership: Membership = token.membership
         if not membership.user.is_active:
             raise Unauthenticated("The token's user is deactivated.")
-        return membership.user, membership
+        return membership, token.expires_at
 
     def authenticate_header(self, request) -> str:
         return "Bearer"

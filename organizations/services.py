@@ -66,7 +66,13 @@ def create_api_token(
 
 
 def revoke_tokens(queryset) -> int:
-    return queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    """Revoke the tokens: refused at once by this process, within
+    ``settings.LMS_TOKEN_CACHE_SECONDS`` by every other (organizations.authentication)."""
+    from organizations.authentication import forget_tokens
+
+    revoked = queryset.filter(revoked_at__isnull=True)
+    forget_tokens(list(revoked.values_list("key_hash", flat=True)))
+    return revoked.update(revoked_at=timezone.now())
 
 
 def _issue_invite_token(invite: Invite) -> str:

@@ -76,6 +76,18 @@ def _plain_static_storage(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def _token_lookups_every_time(settings):
+    """In-process tests look every token up (their query counts include the lookup, and a
+    test's database rolls back under a process's memory); tests/organizations/
+    test_token_cache.py turns the per-process memory on."""
+    from organizations.authentication import forget_tokens
+
+    settings.LMS_TOKEN_CACHE_SECONDS = 0
+    yield
+    forget_tokens()
+
+
 @pytest.fixture
 def receive_events():
     """Registers receivers through ``lms.events.receiver`` as an app does, for this test
