@@ -1,5 +1,7 @@
 # Two commands do all the set-up on a machine with Python 3.11+ and make:
 #   make run    install, migrate, seed the demo data and serve on http://127.0.0.1:8000
+#               (LMS_BIND for another address; 2 workers unless LMS_WORKERS says otherwise)
+#   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
 #   make bench  load figures of the seven operations under gunicorn on PostgreSQL
@@ -12,7 +14,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run test lint serve bench clean
+.PHONY: run serve test lint bench clean
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -29,12 +31,23 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.python-ok
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
+# A laptop needs a small server (production sizes from the CPUs in gunicorn.conf.py).
+run serve: export LMS_WORKERS ?= 2
+SERVED_AT = http://$(subst 0.0.0.0,127.0.0.1,$(or $(LMS_BIND),127.0.0.1:8000))
+
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py seed_demo
-	@echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
+	@echo "Serving on $(SERVED_AT) (Ctrl-C to stop)"
+	$(BIN)/gunicorn -c gunicorn.conf.py
+
+serve: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createcachetable
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@echo "Serving on $(SERVED_AT) (Ctrl-C to stop; the demo tokens and passwords printed last still work)"
 	$(BIN)/gunicorn -c gunicorn.conf.py
 
 lint: $(VENV)/.installed-dev

@@ -96,8 +96,7 @@ SORT_SCHEMA = {
     "description": "Comma-separated fields from `name`, `createdAt`, `updatedAt`, each "
     "optionally prefixed with `-` for descending. `name` orders by the lower-cased name in "
     "code-point order. A field given twice counts once (the first decides). The id is "
-    "always the final key.",
-    "example": "name,-createdAt",
+    "always the final key. For example `name,-createdAt`.",
 }
 
 

@@ -27,4 +27,6 @@ handler404 = "lms.errors.not_found_view"
 handler500 = "lms.errors.server_error_view"
 
 admin.site.site_header = "LMS administration"
+# "View site": this service's site for people is its API documentation.
+admin.site.site_url = "/api/docs/"
 admin.site.site_title = "LMS admin"

@@ -1,4 +1,5 @@
 import json
+import os
 import secrets
 
 from axes.utils import reset
@@ -23,6 +24,16 @@ PEOPLE = [
     ("learner", "learner", "Leo", "Learner"),
     ("outsider", "learner", "Oscar", "Outsider"),
 ]
+
+
+def served_at() -> str:
+    """The base URL the server started by ``make run`` answers on: LMS_BIND, as gunicorn
+    reads it (a wildcard address is reached on the loopback)."""
+    bind = os.environ.get("LMS_BIND") or "127.0.0.1:8000"
+    host, _, port = bind.rpartition(":")
+    if host in ("", "0.0.0.0", "[::]", "::"):
+        host = "127.0.0.1"
+    return f"http://{host}:{port}"
 
 
 class Command(BaseCommand):
@@ -93,6 +104,7 @@ class Command(BaseCommand):
 
     def print_summary(self, manifest: dict) -> None:
         out = self.stdout
+        base = served_at()
         out.write(self.style.SUCCESS("Demo data is ready."))
         for data in (manifest["org"], manifest["otherOrg"]):
             out.write(f"\n{data['name']} (organization {data['id']})")
@@ -100,15 +112,10 @@ class Command(BaseCommand):
                 out.write(f"  {role:<11} {token}")
         learner = manifest["org"]["tokens"]["learner"]
         out.write("\nTry it:")
-        out.write(
-            f'  curl -H "Authorization: Bearer {learner}" "http://127.0.0.1:8000/api/bundles?search=python"'
-        )
-        out.write("\nAPI docs: http://127.0.0.1:8000/api/docs/ (Authorize with a token above)")
+        out.write(f'  curl -H "Authorization: Bearer {learner}" "{base}/api/bundles?search=python"')
+        out.write(f"\nAPI docs: {base}/api/docs/ (Authorize with a token above)")
         superuser = manifest["superuser"]
-        out.write(
-            f"Admin: http://127.0.0.1:8000/admin/  superuser {superuser['email']} / "
-            f"{superuser['password']}"
-        )
+        out.write(f"Admin: {base}/admin/  superuser {superuser['email']} / {superuser['password']}")
         for data in (manifest["org"], manifest["otherOrg"]):
             staff = data["staff"]
             out.write(f"  staff of {data['name']} only: {staff['email']} / {staff['password']}")
