@@ -1,4 +1,11 @@
-"""The completion rules: pure functions, no Django, property-tested.
+"""The completion rules: pure functions over typed values, no Django, property-tested.
+
+Input is read once, at the edge, into typed values, and everything below trusts them:
+``read_reports`` turns the reports of a request into ``Report`` values (the progress
+serializer calls it; it names every bad field), ``read_settings`` turns an activity's
+settings into ``Settings``: its ``Rule`` and the lengths it sets (the model's validation
+calls it for its messages, the progress service for the values). Each bound on a number is
+one ``Bound``, read by reports and settings alike.
 
 A learner's reports are folded into an *aggregate state* (a small JSON object) and a rule is
 evaluated over that state and the activity's settings. Invariants:
@@ -12,8 +19,8 @@ evaluated over that state and the activity's settings. Invariants:
   by ``MAX_PAGES``; so a request costs the same after a million reports as after the first.
 - ``decide`` never answers a progress outside [0, 1], answers 1.0 exactly when completed and
   never regresses from a previous ``completed``.
-- Only valid reports of known types count; anything else is ignored here (the caller stores
-  it anyway).
+- Only reports of known types count; any other JSON object is ``OtherReport`` (the caller
+  stores it anyway).
 """
 
 from __future__ import annotations
@@ -28,10 +35,6 @@ NOT_STARTED = "not-started"
 IN_PROGRESS = "in-progress"
 COMPLETED = "completed"
 
-REPORT_TYPES = ("time", "media", "page", "score", "complete")
-RULE_TYPES = ("view", "time", "media", "pages", "score", "reported")
-DEFAULT_RULE: dict[str, Any] = {"type": "view"}
-
 MAX_SECONDS_PER_REPORT = 86_400
 # Bounds the contract leaves open (see docs/api.md): a week of media, ten thousand pages.
 MAX_MEDIA_DURATION = 604_800
@@ -43,6 +46,14 @@ _EPSILON = 1e-9
 _MICROS = 1_000_000
 
 Errors = dict[str, list[str]]
+
+
+class Invalid(ValueError):
+    """What is wrong with an input: ``errors`` by field name (or by position, then field)."""
+
+    def __init__(self, errors: dict) -> None:
+        super().__init__(errors)
+        self.errors = errors
 
 
 # --- numbers ------------------------------------------------------------------------------
@@ -66,175 +77,311 @@ def _integer(value: Any) -> int | None:
     return value
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The kind and range of a number in a report or in an activity's settings, and what is
+    said of a value outside them: the one definition of each."""
+
+    message: str
+    low: float = -math.inf
+    high: float = math.inf
+    low_excluded: bool = False
+    whole: bool = False
+
+    def number(self, value: Any) -> float | int | None:
+        """``value`` as a number of this kind (a float, or an int when whole), in range or not."""
+        return _integer(value) if self.whole else _number(value)
+
+    def read(self, value: Any) -> float | int | None:
+        """``value`` as a number of this kind within the range; None when it is not one."""
+        number = self.number(value)
+        if number is None or number < self.low or number > self.high:
+            return None
+        return None if self.low_excluded and number == self.low else number
+
+
+SECONDS = Bound(
+    f"Must be a number greater than 0 and at most {MAX_SECONDS_PER_REPORT}.",
+    low=0,
+    high=MAX_SECONDS_PER_REPORT,
+    low_excluded=True,
+)
+DURATION = Bound(
+    f"Must be a number of seconds greater than 0 and at most {MAX_MEDIA_DURATION}.",
+    low=0,
+    high=MAX_MEDIA_DURATION,
+    low_excluded=True,
+)
+POSITION = Bound("Must be a number of seconds, at least 0.", low=0)
+END = Bound("Must be a number of seconds.")
+PAGE = Bound("Must be a whole number, at least 1.", low=1, whole=True)
+PAGES = Bound(f"Must be a whole number from 1 to {MAX_PAGES}.", low=1, high=MAX_PAGES, whole=True)
+SCORE = Bound("Must be a number, at least 0.", low=0)
+MAX_SCORE = Bound("Must be a number greater than 0.", low=0, low_excluded=True)
+FRACTION = Bound("Must be a number greater than 0 and at most 1.", low=0, high=1, low_excluded=True)
+MIN_SECONDS = Bound("Must be a number of seconds greater than 0.", low=0, low_excluded=True)
+
+
 # --- reports ------------------------------------------------------------------------------
 
 
-def report_type(report: Any) -> str | None:
-    if isinstance(report, Mapping) and isinstance(report.get("type"), str):
-        return report["type"]
+@dataclass(frozen=True)
+class TimeReport:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class MediaReport:
+    """A watched segment ``start`` <= ``end`` <= ``duration`` (the wire's from, to)."""
+
+    start: float
+    end: float
+    duration: float
+
+
+@dataclass(frozen=True)
+class PageReport:
+    page: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    score: float
+    max_score: float
+
+
+@dataclass(frozen=True)
+class CompleteReport:
+    pass
+
+
+@dataclass(frozen=True)
+class OtherReport:
+    """Any other JSON object (a type the server does not know, or no string type)."""
+
+
+Report = TimeReport | MediaReport | PageReport | ScoreReport | CompleteReport | OtherReport
+
+
+@dataclass(frozen=True)
+class Received:
+    """A report as received (stored exactly so) and what it says (folded)."""
+
+    payload: Mapping[str, Any]
+    report: Report
+
+
+def report_type(payload: Any) -> str | None:
+    """The ``type`` of a received report when it is a string."""
+    if isinstance(payload, Mapping) and isinstance(payload.get("type"), str):
+        return payload["type"]
     return None
 
 
-def validate_report(report: Any) -> Errors:
-    """Errors of one report, keyed by its field names; empty when it may be stored.
+def read_report(payload: Any) -> Report:
+    """What one received report says; raises ``Invalid`` naming each bad field.
 
     Any JSON object may be stored (the interface's reports carry arbitrary keys); one without
-    a string ``type``, or with a type the server does not know, is stored and ignored. Only
+    a string ``type``, or with a type the server does not know, is an ``OtherReport``. Only
     reports of a known type must also carry valid values.
     """
-    if not isinstance(report, Mapping):
-        return {"nonFieldErrors": ["Each report must be a JSON object."]}
-    check = _REPORT_CHECKS.get(report_type(report))
-    return check(report) if check else {}
+    if not isinstance(payload, Mapping):
+        raise Invalid({"nonFieldErrors": ["Each report must be a JSON object."]})
+    reader = _REPORT_READERS.get(report_type(payload))
+    return reader(payload) if reader else OtherReport()
 
 
-def validate_reports(reports: Iterable[Any]) -> dict[int, Errors]:
-    """Errors of each invalid report by its position; empty when all may be stored."""
+def read_reports(payloads: Iterable[Any]) -> list[Received]:
+    """Every report of a request, read; raises ``Invalid`` with the errors of each invalid
+    one by its position."""
+    received: list[Received] = []
     errors: dict[int, Errors] = {}
-    for index, report in enumerate(reports):
-        found = validate_report(report)
-        if found:
-            errors[index] = found
-    return errors
+    for index, payload in enumerate(payloads):
+        try:
+            received.append(Received(payload, read_report(payload)))
+        except Invalid as invalid:
+            errors[index] = invalid.errors
+    if errors:
+        raise Invalid(errors)
+    return received
 
 
-def _check_time(report: Mapping) -> Errors:
-    seconds = _number(report.get("seconds"))
-    if seconds is None or not 0 < seconds <= MAX_SECONDS_PER_REPORT:
-        return {
-            "seconds": [f"Must be a number greater than 0 and at most {MAX_SECONDS_PER_REPORT}."]
-        }
-    return {}
+def _read_time(payload: Mapping) -> Report:
+    seconds = SECONDS.read(payload.get("seconds"))
+    if seconds is None:
+        raise Invalid({"seconds": [SECONDS.message]})
+    return TimeReport(seconds)
 
 
-def _check_media(report: Mapping) -> Errors:
+def _read_media(payload: Mapping) -> Report:
     errors: Errors = {}
-    start, end = _number(report.get("from")), _number(report.get("to"))
-    duration = _number(report.get("duration"))
-    if duration is None or not 0 < duration <= MAX_MEDIA_DURATION:
-        errors["duration"] = [
-            f"Must be a number of seconds greater than 0 and at most {MAX_MEDIA_DURATION}."
-        ]
-    if start is None or start < 0:
-        errors["from"] = ["Must be a number of seconds, at least 0."]
+    duration = DURATION.read(payload.get("duration"))
+    if duration is None:
+        errors["duration"] = [DURATION.message]
+    start, end = POSITION.number(payload.get("from")), END.number(payload.get("to"))
+    if POSITION.read(start) is None:
+        errors["from"] = [POSITION.message]
     if end is None:
-        errors["to"] = ["Must be a number of seconds."]
+        errors["to"] = [END.message]
     elif start is not None and end < start:
         errors["to"] = ["Must not be less than from."]
-    elif duration is not None and "duration" not in errors and end > duration:
+    elif duration is not None and end > duration:
         errors["to"] = ["Must not be greater than duration."]
-    return errors
+    if errors:
+        raise Invalid(errors)
+    return MediaReport(start, end, duration)
 
 
-def _check_page(report: Mapping) -> Errors:
+def _read_page(payload: Mapping) -> Report:
     errors: Errors = {}
-    page, pages = _integer(report.get("page")), _integer(report.get("pages"))
-    if pages is None or not 1 <= pages <= MAX_PAGES:
-        errors["pages"] = [f"Must be a whole number from 1 to {MAX_PAGES}."]
-    if page is None or page < 1:
-        errors["page"] = ["Must be a whole number, at least 1."]
-    elif pages is not None and "pages" not in errors and page > pages:
+    pages = PAGES.read(payload.get("pages"))
+    if pages is None:
+        errors["pages"] = [PAGES.message]
+    page = PAGE.read(payload.get("page"))
+    if page is None:
+        errors["page"] = [PAGE.message]
+    elif pages is not None and page > pages:
         errors["page"] = ["Must not be greater than pages."]
-    return errors
+    if errors:
+        raise Invalid(errors)
+    return PageReport(page, pages)
 
 
-def _check_score(report: Mapping) -> Errors:
+def _read_score(payload: Mapping) -> Report:
     errors: Errors = {}
-    score, max_score = _number(report.get("score")), _number(report.get("maxScore"))
-    if max_score is None or max_score <= 0:
-        errors["maxScore"] = ["Must be a number greater than 0."]
-    if score is None or score < 0:
-        errors["score"] = ["Must be a number, at least 0."]
-    elif max_score is not None and "maxScore" not in errors and score > max_score:
+    max_score = MAX_SCORE.read(payload.get("maxScore"))
+    if max_score is None:
+        errors["maxScore"] = [MAX_SCORE.message]
+    score = SCORE.read(payload.get("score"))
+    if score is None:
+        errors["score"] = [SCORE.message]
+    elif max_score is not None and score > max_score:
         errors["score"] = ["Must not be greater than maxScore."]
-    return errors
+    if errors:
+        raise Invalid(errors)
+    return ScoreReport(score, max_score)
 
 
-_REPORT_CHECKS = {
-    "time": _check_time,
-    "media": _check_media,
-    "page": _check_page,
-    "score": _check_score,
-    "complete": lambda report: {},
+_REPORT_READERS = {
+    "time": _read_time,
+    "media": _read_media,
+    "page": _read_page,
+    "score": _read_score,
+    "complete": lambda payload: CompleteReport(),
 }
+REPORT_TYPES = tuple(_REPORT_READERS)
 
 
 # --- rules and settings -------------------------------------------------------------------
 
 
-def _check_threshold(rule: Mapping, key: str) -> Errors:
-    value = _number(rule.get(key))
-    if value is None or not 0 < value <= 1:
-        return {key: ["Must be a number greater than 0 and at most 1."]}
-    return {}
+@dataclass(frozen=True)
+class ViewRule:
+    """Completed once the activity is opened."""
 
 
-def _check_min_seconds(rule: Mapping) -> Errors:
-    value = _number(rule.get("minSeconds"))
-    if value is None or value <= 0:
-        return {"minSeconds": ["Must be a number of seconds greater than 0."]}
-    return {}
+@dataclass(frozen=True)
+class ReportedRule:
+    """Completed once a ``complete`` report arrives."""
 
 
-# rule type -> (its keys besides "type", its check)
-_RULE_SHAPES: dict[str, tuple[tuple[str, ...], Any]] = {
-    "view": ((), lambda rule: {}),
-    "reported": ((), lambda rule: {}),
-    "time": (("minSeconds",), _check_min_seconds),
-    "media": (("threshold",), lambda rule: _check_threshold(rule, "threshold")),
-    "pages": (("threshold",), lambda rule: _check_threshold(rule, "threshold")),
-    "score": (("passingScore",), lambda rule: _check_threshold(rule, "passingScore")),
+@dataclass(frozen=True)
+class TimeRule:
+    min_seconds: float
+
+
+@dataclass(frozen=True)
+class MediaRule:
+    threshold: float
+
+
+@dataclass(frozen=True)
+class PagesRule:
+    threshold: float
+
+
+@dataclass(frozen=True)
+class ScoreRule:
+    passing_score: float
+
+
+@dataclass(frozen=True)
+class UnusableRule:
+    """A rule stored around validation: it never completes, since the service grants no
+    completion it cannot justify."""
+
+
+Rule = ViewRule | ReportedRule | TimeRule | MediaRule | PagesRule | ScoreRule | UnusableRule
+
+# rule type -> (its class, its one key besides "type" and that key's bound, if any)
+_RULES: dict[str, tuple[type, str | None, Bound | None]] = {
+    "view": (ViewRule, None, None),
+    "time": (TimeRule, "minSeconds", MIN_SECONDS),
+    "media": (MediaRule, "threshold", FRACTION),
+    "pages": (PagesRule, "threshold", FRACTION),
+    "score": (ScoreRule, "passingScore", FRACTION),
+    "reported": (ReportedRule, None, None),
 }
+RULE_TYPES = tuple(_RULES)
 
 
-def validate_rule(rule: Any) -> list[str]:
-    """Human messages of what is wrong with a completion rule; empty when it is valid."""
-    if not isinstance(rule, Mapping):
-        return ['A completion rule must be a JSON object such as {"type": "view"}.']
-    kind = rule.get("type")
-    if kind not in _RULE_SHAPES:
-        return [f"Unknown completion rule type {kind!r}; expected one of: {', '.join(RULE_TYPES)}."]
-    keys, check = _RULE_SHAPES[kind]
-    messages = [f"{key}: {message}" for key, found in check(rule).items() for message in found]
-    unknown = sorted(set(rule) - {"type", *keys})
+def read_rule(value: Any) -> tuple[Rule, list[str]]:
+    """The completion rule ``value`` states, and human messages of what is wrong with it
+    (then the rule is an ``UnusableRule``)."""
+    if not isinstance(value, Mapping):
+        return UnusableRule(), ['A completion rule must be a JSON object such as {"type": "view"}.']
+    kind = value.get("type")
+    if not isinstance(kind, str) or kind not in _RULES:
+        return UnusableRule(), [
+            f"Unknown completion rule type {kind!r}; expected one of: {', '.join(RULE_TYPES)}."
+        ]
+    rule_class, key, bound = _RULES[kind]
+    messages: list[str] = []
+    target = bound.read(value.get(key)) if key and bound else None
+    if key and bound and target is None:
+        messages.append(f"{key}: {bound.message}")
+    unknown = sorted(set(value) - {"type", key})
     if unknown:
-        allowed = ", ".join(keys) if keys else "no other key"
+        allowed = key or "no other key"
         messages.append(
             f"Unknown key(s) in a {kind} rule: {', '.join(unknown)} (allowed: {allowed})."
         )
-    return messages
+    if messages:
+        return UnusableRule(), messages
+    return (rule_class(target) if key else rule_class()), []
 
 
-def validate_settings(settings: Any) -> list[str]:
-    """Human messages of what is wrong with an activity's settings; empty when valid.
+@dataclass(frozen=True)
+class Settings:
+    """What the completion rules read of an activity's settings: the rule (``view`` when
+    none is set) and the lengths the media and pages rules measure against, when set."""
 
-    Settings may be any JSON value; when it is an object, ``completion`` must be a valid
-    rule, ``duration`` a positive number of seconds and ``pages`` a page count.
-    """
-    if not isinstance(settings, Mapping):
-        return []
+    rule: Rule = ViewRule()
+    duration: float | None = None
+    pages: int | None = None
+
+
+def read_settings(value: Any) -> tuple[Settings, list[str]]:
+    """An activity's settings as the rules read them, and human messages of what is wrong
+    (empty when valid). Settings may be any JSON value; when it is an object,
+    ``completion`` must be a valid rule, ``duration`` a positive number of seconds and
+    ``pages`` a page count. A part that is wrong (stored around validation) reads as an
+    ``UnusableRule``, or as no length set."""
+    if not isinstance(value, Mapping):
+        return Settings(), []
+    rule: Rule = ViewRule()
     messages: list[str] = []
-    if settings.get("completion") is not None:
-        messages += [f"completion: {m}" for m in validate_rule(settings["completion"])]
-    if settings.get("duration") is not None:
-        duration = _number(settings["duration"])
-        if duration is None or not 0 < duration <= MAX_MEDIA_DURATION:
-            messages.append(
-                f"duration: Must be a number of seconds greater than 0 and at most "
-                f"{MAX_MEDIA_DURATION}."
-            )
-    if settings.get("pages") is not None:
-        pages = _integer(settings["pages"])
-        if pages is None or not 1 <= pages <= MAX_PAGES:
-            messages.append(f"pages: Must be a whole number from 1 to {MAX_PAGES}.")
-    return messages
-
-
-def rule_of(settings: Any) -> dict[str, Any]:
-    """The activity's completion rule (``view`` when none is set)."""
-    if isinstance(settings, Mapping) and settings.get("completion") is not None:
-        return dict(settings["completion"])
-    return dict(DEFAULT_RULE)
+    if value.get("completion") is not None:
+        rule, found = read_rule(value["completion"])
+        messages += [f"completion: {message}" for message in found]
+    lengths: dict[str, Any] = {}
+    for key, bound in (("duration", DURATION), ("pages", PAGES)):
+        if value.get(key) is not None:
+            lengths[key] = bound.read(value[key])
+            if lengths[key] is None:
+                messages.append(f"{key}: {bound.message}")
+    return Settings(rule, **lengths), messages
 
 
 # --- the aggregate state ------------------------------------------------------------------
@@ -301,7 +448,7 @@ def _max(current: Any, value: Any) -> Any:
     return value if current is None else max(current, value)
 
 
-def visit(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, Any]:
+def visit(state: Mapping[str, Any] | None, reports: Iterable[Report]) -> dict[str, Any]:
     """The state after one progress request: its reports folded in, and the activity opened
     (a request opens it even with no report, and opening is what a ``view`` rule asks)."""
     after = fold(state, reports)
@@ -309,9 +456,8 @@ def visit(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, 
     return after
 
 
-def fold(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, Any]:
-    """The state after ``reports``; ``state`` is not modified. Unknown or invalid reports
-    are ignored."""
+def fold(state: Mapping[str, Any] | None, reports: Iterable[Report]) -> dict[str, Any]:
+    """The state after ``reports``; ``state`` is not modified. ``OtherReport`` is ignored."""
     base = empty_state()
     if state:
         base.update(state)
@@ -323,23 +469,22 @@ def fold(state: Mapping[str, Any] | None, reports: Iterable[Any]) -> dict[str, A
     duration, max_pages, best = base["duration"], base["maxPages"], base["bestScore"]
     complete, seen = bool(base["complete"]), bool(base["any"])
     for report in reports:
-        kind = report_type(report)
-        if kind not in REPORT_TYPES or validate_report(report):
-            continue
+        match report:
+            case TimeReport(seconds):
+                micros += round(seconds * _MICROS)
+            case MediaReport(start, end, length):
+                watched |= segment_bits(start, end, length)
+                duration = _max(duration, length)
+            case PageReport(page, of):
+                pages.add(page)
+                max_pages = _max(max_pages, of)
+            case ScoreReport(score, max_score):
+                best = _max(best, score / max_score)
+            case CompleteReport():
+                complete = True
+            case _:
+                continue
         seen = True
-        if kind == "time":
-            micros += round(float(report["seconds"]) * _MICROS)
-        elif kind == "media":
-            length = float(report["duration"])
-            watched |= segment_bits(float(report["from"]), float(report["to"]), length)
-            duration = _max(duration, length)
-        elif kind == "page":
-            pages.add(report["page"])
-            max_pages = _max(max_pages, report["pages"])
-        elif kind == "score":
-            best = _max(best, float(report["score"]) / float(report["maxScore"]))
-        elif kind == "complete":
-            complete = True
     return {
         "secondsMicros": micros,
         "watched": encode_watched(watched),
@@ -371,67 +516,55 @@ def _fraction(value: float, target: float) -> tuple[bool, float]:
     return _reached(value, target), value / target
 
 
-def _length(settings: Any, key: str, reported: Any, valid) -> float | None:
+def _length(fixed: float | None, reported: Any) -> float | None:
     """The length a rule measures against: the activity's own setting first, else the
     largest one reported."""
-    if isinstance(settings, Mapping) and valid(settings.get(key)):
-        return float(settings[key])
+    if fixed is not None:
+        return float(fixed)
     return float(reported) if reported else None
 
 
-def _valid_duration(value: Any) -> bool:
-    number = _number(value)
-    return number is not None and 0 < number <= MAX_MEDIA_DURATION
-
-
-def _valid_pages(value: Any) -> bool:
-    number = _integer(value)
-    return number is not None and 1 <= number <= MAX_PAGES
-
-
-def measure(rule: Mapping[str, Any], state: Mapping[str, Any], settings: Any) -> tuple[bool, float]:
-    """(condition met, raw fraction toward it) of one rule over the state."""
-    kind = rule.get("type")
-    if kind == "view":
-        return bool(state["any"]), 0.0
-    if kind == "reported":
-        return bool(state["complete"]), 0.0
-    if kind == "time":
-        target = float(rule["minSeconds"]) * _MICROS
-        return _fraction(float(state["secondsMicros"]), target)
-    if kind == "media":
-        length = _length(settings, "duration", state["duration"], _valid_duration)
-        if length is None:
+def measure(settings: Settings, state: Mapping[str, Any]) -> tuple[bool, float]:
+    """(condition met, raw fraction toward it) of the activity's rule over the state."""
+    match settings.rule:
+        case ViewRule():
+            return bool(state["any"]), 0.0
+        case ReportedRule():
+            return bool(state["complete"]), 0.0
+        case TimeRule(min_seconds):
+            return _fraction(float(state["secondsMicros"]), min_seconds * _MICROS)
+        case MediaRule(threshold):
+            length = _length(settings.duration, state["duration"])
+            if length is None:
+                return False, 0.0
+            watched = watched_seconds(decode_watched(state["watched"]), length)
+            return _fraction(float(watched), threshold * seconds_of(length))
+        case PagesRule(threshold):
+            length = _length(settings.pages, state["maxPages"])
+            if length is None:
+                return False, 0.0
+            seen = sum(1 for page in state["pages"] if page <= length)
+            return _fraction(float(seen), threshold * length)
+        case ScoreRule(passing_score):
+            if state["bestScore"] is None:
+                return False, 0.0
+            return _fraction(float(state["bestScore"]), passing_score)
+        case _:  # UnusableRule
             return False, 0.0
-        watched = watched_seconds(decode_watched(state["watched"]), length)
-        return _fraction(float(watched), float(rule["threshold"]) * seconds_of(length))
-    if kind == "pages":
-        length = _length(settings, "pages", state["maxPages"], _valid_pages)
-        if length is None:
-            return False, 0.0
-        seen = sum(1 for page in state["pages"] if page <= length)
-        return _fraction(float(seen), float(rule["threshold"]) * length)
-    if kind == "score":
-        if state["bestScore"] is None:
-            return False, 0.0
-        return _fraction(float(state["bestScore"]), float(rule["passingScore"]))
-    raise ValueError(f"unknown completion rule type {kind!r}")
 
 
-def decide(settings: Any, state: Mapping[str, Any] | None, previous: str | None = None) -> Decision:
+def decide(
+    settings: Settings, state: Mapping[str, Any] | None, previous: str | None = None
+) -> Decision:
     """The status and progress the activity's rule gives for ``state``.
 
-    A rule that does not validate (stored around the admin's validation) never completes:
-    the service grants no completion it cannot justify. ``previous == completed`` is kept.
+    An ``UnusableRule`` never completes. ``previous == completed`` is kept.
     """
     if previous == COMPLETED:
         return Decision(COMPLETED, 1.0)
     full = empty_state()
     full.update(state or {})
-    rule = rule_of(settings)
-    if validate_rule(rule):
-        return Decision(IN_PROGRESS, 0.0)
-    done, fraction = measure(rule, full, settings)
+    done, fraction = measure(settings, full)
     if done:
         return Decision(COMPLETED, 1.0)
     ceiling = 1.0 - 10.0**-PROGRESS_DECIMALS

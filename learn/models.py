@@ -70,7 +70,7 @@ class Activity(OrgScopedModel):
     """A piece of a module. ``course`` always equals ``module.course`` (kept for the
     listing's index); ``seq`` is its position in the module (distinct as for modules);
     ``settings`` is any JSON whose ``completion`` rule, ``duration`` and ``pages`` are
-    validated by ``clean()`` (the admin's save)."""
+    validated by ``clean()`` (the admin's save) and read by ``completion_settings``."""
 
     module = models.ForeignKey(
         Module, on_delete=models.CASCADE, related_name="activities", db_index=False
@@ -102,6 +102,13 @@ class Activity(OrgScopedModel):
     def __str__(self) -> str:
         return self.title or f"Activity {self.seq}"
 
+    @property
+    def completion_settings(self) -> completion.Settings:
+        """The settings as the completion rules read them; a part stored around ``clean()``
+        reads as a rule that never completes, or as no length set."""
+        settings, _ = completion.read_settings(self.settings)
+        return settings
+
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
         module, course = _related(self, "module"), _related(self, "course")
@@ -112,7 +119,7 @@ class Activity(OrgScopedModel):
                 errors["module"] = ["The module must belong to the activity's course."]
         if course is not None:
             self.org_id = course.org_id
-        messages = completion.validate_settings(self.settings)
+        _, messages = completion.read_settings(self.settings)
         if messages:
             errors["settings"] = messages
         if errors:

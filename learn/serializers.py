@@ -79,7 +79,7 @@ REPORT_SCHEMA = {
 
 @extend_schema_field(REPORT_SCHEMA)
 class ReportField(serializers.DictField):
-    """One report object; its values are checked by ``completion.validate_report``."""
+    """One report object; the list is read into typed reports by ``completion.read_reports``."""
 
 
 class ProgressInputSerializer(serializers.Serializer):
@@ -93,12 +93,13 @@ class ProgressInputSerializer(serializers.Serializer):
         "ignored.",
     )
 
-    def validate_reports(self, reports):
-        # Keyed by position, so the error details read ``reports.3.seconds``.
-        errors = completion.validate_reports(reports)
-        if errors:
-            raise serializers.ValidationError(errors)
-        return reports
+    def validate_reports(self, reports) -> list[completion.Received]:
+        """Each report as received and as read; errors keyed by position, so that the
+        details read ``reports.3.seconds``."""
+        try:
+            return completion.read_reports(reports)
+        except completion.Invalid as invalid:
+            raise serializers.ValidationError(invalid.errors) from None
 
 
 class ProgressResultSerializer(serializers.Serializer):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,10 +20,10 @@ def record_progress(
     org: Organization,
     membership: Membership,
     activity_id: uuid.UUID,
-    reports: list[dict[str, Any]],
+    reports: list[completion.Received],
     request_id: str,
 ) -> completion.Decision:
-    """Store every report (validated at the edge) and decide the activity's status from its
+    """Store every report as received and decide the activity's status from its
     rule and every report so far; complete the course when this completes its last listed
     activity. Unknown, foreign or unpublished activity: NotFound; not enrolled: NotEnrolled.
 
@@ -47,17 +46,17 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
                 progress=row,
                 position=position,
                 # A label for the admin; the payload keeps the type exactly as sent.
-                type=_label(completion.report_type(report)),
-                payload=report,
+                type=_label(completion.report_type(received.payload)),
+                payload=received.payload,
                 request_id=request_id,
             )
-            for position, report in enumerate(reports)
+            for position, received in enumerate(reports)
         ]
     )
     if row.status != completion.COMPLETED:
         # A completed activity stays completed: its reports are stored, its state is final.
-        row.state = completion.visit(row.state, reports)
-    decision = completion.decide(activity.settings, row.state, previous=row.status)
+        row.state = completion.visit(row.state, [received.report for received in reports])
+    decision = completion.decide(activity.completion_settings, row.state, previous=row.status)
     if decision.status == completion.COMPLETED and row.completed_at is None:
         row.completed_at = now
     row.status, row.progress = decision.status, decision.progress
