@@ -19,8 +19,20 @@ MAX_PAGE_SIZE = 100
 
 
 class PageParams(serializers.Serializer):
+    """The paging parameters: the one statement of their bounds, which the OpenAPI schema
+    reads too."""
+
     page = QueryIntegerField(min_value=1, max_value=MAX_PAGE, default=1)
     pageSize = QueryIntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE)
+
+
+def _param_schema(name: str, *, default: bool = False) -> dict:
+    """The JSON schema of a paging parameter, from its field in ``PageParams``."""
+    field = PageParams().fields[name]
+    schema = {"type": "integer", "minimum": field.min_value, "maximum": field.max_value}
+    if default:
+        schema["default"] = field.default
+    return schema
 
 
 @dataclass(frozen=True)
@@ -114,8 +126,8 @@ class EnvelopePagination(BasePagination):
                     "minimum": 0,
                     "description": "How many rows match, over all pages.",
                 },
-                "page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
-                "pageSize": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
+                "page": _param_schema("page"),
+                "pageSize": _param_schema("pageSize"),
             },
         }
 
@@ -127,7 +139,7 @@ class EnvelopePagination(BasePagination):
                 "required": False,
                 "description": "1-based page number. A page past the end answers no rows "
                 "and the true total. Not an integer or out of range: 400.",
-                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+                "schema": _param_schema("page", default=True),
             },
             {
                 "name": "pageSize",
@@ -135,11 +147,6 @@ class EnvelopePagination(BasePagination):
                 "required": False,
                 "description": "Rows per page. Not an integer or out of range: 400 "
                 "(never clamped).",
-                "schema": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_PAGE_SIZE,
-                    "default": DEFAULT_PAGE_SIZE,
-                },
+                "schema": _param_schema("pageSize", default=True),
             },
         ]
