@@ -8,7 +8,7 @@ from django.db.models import Func, Value
 from django.db.models.functions import Lower
 
 from lms.models import StampField
-from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet
+from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet, org_scoped_key
 
 
 class CodePointOrder(Func):
@@ -97,7 +97,7 @@ class BundleItem(OrgScopedModel):
     """What a bundle groups. The item must belong to the bundle's organization; the
     unique constraint starts with ``org`` like every constraint of a tenant table."""
 
-    bundle = models.ForeignKey(Bundle, on_delete=models.CASCADE, db_index=False)
+    bundle = org_scoped_key(Bundle)
 
     item_field: str
 
@@ -119,39 +119,40 @@ class BundleItem(OrgScopedModel):
         self.org_id = self.bundle.org_id  # always the bundle's organization
         super().save(*args, **kwargs)
 
+    def __str__(self) -> str:
+        return str(getattr(self, self.item_field))
+
+
+def _item_keys(item: str) -> tuple[list, list]:
+    """The unique constraint (one link per item) and the index of a bundle's items of one
+    kind, named after their table."""
+    table = f"bundle{item}"
+    return (
+        [
+            models.UniqueConstraint(
+                fields=["org", "bundle", item], name=f"{table}_org_bundle_{item}"
+            )
+        ],
+        [models.Index(fields=["org", item], name=f"{table}_org_{item}")],
+    )
+
 
 class BundleCourse(BundleItem):
-    course = models.ForeignKey("learn.Course", on_delete=models.CASCADE, db_index=False)
+    course = org_scoped_key("learn.Course")
     item_field = "course"
 
     class Meta:
         verbose_name = "course in the bundle"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["org", "bundle", "course"], name="bundlecourse_org_bundle_course"
-            )
-        ]
-        indexes = [models.Index(fields=["org", "course"], name="bundlecourse_org_course")]
-
-    def __str__(self) -> str:
-        return str(self.course)
+        constraints, indexes = _item_keys("course")
 
 
 class BundleDownload(BundleItem):
-    download = models.ForeignKey("downloads.Download", on_delete=models.CASCADE, db_index=False)
+    download = org_scoped_key("downloads.Download")
     item_field = "download"
 
     class Meta:
         verbose_name = "download in the bundle"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["org", "bundle", "download"], name="bundledownload_org_bundle_download"
-            )
-        ]
-        indexes = [models.Index(fields=["org", "download"], name="bundledownload_org_download")]
-
-    def __str__(self) -> str:
-        return str(self.download)
+        constraints, indexes = _item_keys("download")
 
 
 class BundleTally(models.Model):

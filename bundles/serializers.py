@@ -1,13 +1,8 @@
-from rest_framework import serializers
-
 from bundles.models import Bundle
+from lms.serializers import OrgScopedSerializer
 
 
-class BundleSerializer(serializers.ModelSerializer):
-    orgId = serializers.UUIDField(source="org_id", read_only=True)
-    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
-
+class BundleSerializer(OrgScopedSerializer):
     class Meta:
         model = Bundle
         fields = ["orgId", "id", "name", "createdAt", "updatedAt"]

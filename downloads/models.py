@@ -15,7 +15,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from lms.tenancy import OrgScopedModel
+from lms.tenancy import OrgScopedModel, org_scoped_key
 
 NAME_MAX_LENGTH = 200
 
@@ -72,12 +72,8 @@ class DownloadAsset(OrgScopedModel):
     linked cannot be deleted (RESTRICT), so no position is ever left as a gap.
     """
 
-    download = models.ForeignKey(
-        Download, on_delete=models.CASCADE, related_name="links", db_index=False
-    )
-    asset = models.ForeignKey(
-        Asset, on_delete=models.RESTRICT, related_name="links", db_index=False
-    )
+    download = org_scoped_key(Download, related_name="links")
+    asset = org_scoped_key(Asset, related_name="links", on_delete=models.RESTRICT)
     seq = models.PositiveIntegerField("position")
     display_name = models.CharField(max_length=NAME_MAX_LENGTH)
 

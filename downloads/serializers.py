@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from downloads.models import NAME_MAX_LENGTH, DownloadAsset
 from lms.fields import StrictCharField, StrictUUIDField
+from lms.serializers import OrgScopedSerializer
 
 
 class LinkAssetInputSerializer(serializers.Serializer):
@@ -21,16 +22,13 @@ class LinkAssetInputSerializer(serializers.Serializer):
         ref_name = "LinkAssetInput"
 
 
-class DownloadAssetSerializer(serializers.ModelSerializer):
+class DownloadAssetSerializer(OrgScopedSerializer):
     """A link, without touching its download or asset rows (the ids are on the link)."""
 
-    orgId = serializers.UUIDField(source="org_id", read_only=True)
     downloadId = serializers.UUIDField(source="download_id", read_only=True)
     assetId = serializers.UUIDField(source="asset_id", read_only=True)
     seq = serializers.IntegerField(read_only=True, help_text="1-based position.")
     displayName = serializers.CharField(source="display_name", read_only=True)
-    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
 
     class Meta:
         model = DownloadAsset

@@ -233,34 +233,31 @@ def _read_media(payload: Mapping) -> Report:
     return MediaReport(start, end, duration)
 
 
-def _read_page(payload: Mapping) -> Report:
+def _part_of_whole(
+    payload: Mapping, part_key: str, part: Bound, whole_key: str, whole: Bound
+) -> tuple[Any, Any]:
+    """A number and the whole it is part of (page of pages, score of maxScore), read;
+    the part may not exceed the whole."""
     errors: Errors = {}
-    pages = PAGES.read(payload.get("pages"))
-    if pages is None:
-        errors["pages"] = [PAGES.message]
-    page = PAGE.read(payload.get("page"))
-    if page is None:
-        errors["page"] = [PAGE.message]
-    elif pages is not None and page > pages:
-        errors["page"] = ["Must not be greater than pages."]
+    total = whole.read(payload.get(whole_key))
+    if total is None:
+        errors[whole_key] = [whole.message]
+    value = part.read(payload.get(part_key))
+    if value is None:
+        errors[part_key] = [part.message]
+    elif total is not None and value > total:
+        errors[part_key] = [f"Must not be greater than {whole_key}."]
     if errors:
         raise Invalid(errors)
-    return PageReport(page, pages)
+    return value, total
+
+
+def _read_page(payload: Mapping) -> Report:
+    return PageReport(*_part_of_whole(payload, "page", PAGE, "pages", PAGES))
 
 
 def _read_score(payload: Mapping) -> Report:
-    errors: Errors = {}
-    max_score = MAX_SCORE.read(payload.get("maxScore"))
-    if max_score is None:
-        errors["maxScore"] = [MAX_SCORE.message]
-    score = SCORE.read(payload.get("score"))
-    if score is None:
-        errors["score"] = [SCORE.message]
-    elif max_score is not None and score > max_score:
-        errors["score"] = ["Must not be greater than maxScore."]
-    if errors:
-        raise Invalid(errors)
-    return ScoreReport(score, max_score)
+    return ScoreReport(*_part_of_whole(payload, "score", SCORE, "maxScore", MAX_SCORE))
 
 
 _REPORT_READERS = {
@@ -277,69 +274,44 @@ REPORT_TYPES = tuple(_REPORT_READERS)
 
 
 @dataclass(frozen=True)
-class ViewRule:
-    """Completed once the activity is opened."""
+class Rule:
+    """A completion rule as read: its ``type`` and the one number it asks for (``target``:
+    seconds for ``time``, a fraction for ``media``, ``pages`` and ``score``; none for
+    ``view`` and ``reported``). ``UNUSABLE`` stands for a rule stored around validation: it
+    never completes, since the service grants no completion it cannot justify."""
+
+    type: str
+    target: float | None = None
 
 
-@dataclass(frozen=True)
-class ReportedRule:
-    """Completed once a ``complete`` report arrives."""
-
-
-@dataclass(frozen=True)
-class TimeRule:
-    min_seconds: float
-
-
-@dataclass(frozen=True)
-class MediaRule:
-    threshold: float
-
-
-@dataclass(frozen=True)
-class PagesRule:
-    threshold: float
-
-
-@dataclass(frozen=True)
-class ScoreRule:
-    passing_score: float
-
-
-@dataclass(frozen=True)
-class UnusableRule:
-    """A rule stored around validation: it never completes, since the service grants no
-    completion it cannot justify."""
-
-
-Rule = ViewRule | ReportedRule | TimeRule | MediaRule | PagesRule | ScoreRule | UnusableRule
-
-# rule type -> (its class, its one key besides "type" and that key's bound, if any)
-_RULES: dict[str, tuple[type, str | None, Bound | None]] = {
-    "view": (ViewRule, None, None),
-    "time": (TimeRule, "minSeconds", MIN_SECONDS),
-    "media": (MediaRule, "threshold", FRACTION),
-    "pages": (PagesRule, "threshold", FRACTION),
-    "score": (ScoreRule, "passingScore", FRACTION),
-    "reported": (ReportedRule, None, None),
+# rule type -> its one key besides "type" and that key's bound, if any
+_RULE_KEYS: dict[str, tuple[str, Bound] | None] = {
+    "view": None,
+    "time": ("minSeconds", MIN_SECONDS),
+    "media": ("threshold", FRACTION),
+    "pages": ("threshold", FRACTION),
+    "score": ("passingScore", FRACTION),
+    "reported": None,
 }
-RULE_TYPES = tuple(_RULES)
+RULE_TYPES = tuple(_RULE_KEYS)
+VIEW = Rule("view")
+UNUSABLE = Rule("unusable")
 
 
 def read_rule(value: Any) -> tuple[Rule, list[str]]:
     """The completion rule ``value`` states, and human messages of what is wrong with it
-    (then the rule is an ``UnusableRule``)."""
+    (then the rule is ``UNUSABLE``)."""
     if not isinstance(value, Mapping):
-        return UnusableRule(), ['A completion rule must be a JSON object such as {"type": "view"}.']
+        return UNUSABLE, ['A completion rule must be a JSON object such as {"type": "view"}.']
     kind = value.get("type")
-    if not isinstance(kind, str) or kind not in _RULES:
-        return UnusableRule(), [
+    if not isinstance(kind, str) or kind not in _RULE_KEYS:
+        return UNUSABLE, [
             f"Unknown completion rule type {kind!r}; expected one of: {', '.join(RULE_TYPES)}."
         ]
-    rule_class, key, bound = _RULES[kind]
+    key, bound = _RULE_KEYS[kind] or (None, None)
     messages: list[str] = []
-    target = bound.read(value.get(key)) if key and bound else None
-    if key and bound and target is None:
+    target = bound.read(value.get(key)) if bound else None
+    if bound and target is None:
         messages.append(f"{key}: {bound.message}")
     unknown = sorted(set(value) - {"type", key})
     if unknown:
@@ -347,9 +319,7 @@ def read_rule(value: Any) -> tuple[Rule, list[str]]:
         messages.append(
             f"Unknown key(s) in a {kind} rule: {', '.join(unknown)} (allowed: {allowed})."
         )
-    if messages:
-        return UnusableRule(), messages
-    return (rule_class(target) if key else rule_class()), []
+    return (UNUSABLE, messages) if messages else (Rule(kind, target), [])
 
 
 @dataclass(frozen=True)
@@ -357,7 +327,7 @@ class Settings:
     """What the completion rules read of an activity's settings: the rule (``view`` when
     none is set) and the lengths the media and pages rules measure against, when set."""
 
-    rule: Rule = ViewRule()
+    rule: Rule = VIEW
     duration: float | None = None
     pages: int | None = None
 
@@ -367,10 +337,10 @@ def read_settings(value: Any) -> tuple[Settings, list[str]]:
     (empty when valid). Settings may be any JSON value; when it is an object,
     ``completion`` must be a valid rule, ``duration`` a positive number of seconds and
     ``pages`` a page count. A part that is wrong (stored around validation) reads as an
-    ``UnusableRule``, or as no length set."""
+    ``UNUSABLE`` rule, or as no length set."""
     if not isinstance(value, Mapping):
         return Settings(), []
-    rule: Rule = ViewRule()
+    rule: Rule = VIEW
     messages: list[str] = []
     if value.get("completion") is not None:
         rule, found = read_rule(value["completion"])
@@ -526,31 +496,28 @@ def _length(fixed: float | None, reported: Any) -> float | None:
 
 def measure(settings: Settings, state: Mapping[str, Any]) -> tuple[bool, float]:
     """(condition met, raw fraction toward it) of the activity's rule over the state."""
-    match settings.rule:
-        case ViewRule():
-            return bool(state["any"]), 0.0
-        case ReportedRule():
-            return bool(state["complete"]), 0.0
-        case TimeRule(min_seconds):
-            return _fraction(float(state["secondsMicros"]), min_seconds * _MICROS)
-        case MediaRule(threshold):
-            length = _length(settings.duration, state["duration"])
-            if length is None:
-                return False, 0.0
-            watched = watched_seconds(decode_watched(state["watched"]), length)
-            return _fraction(float(watched), threshold * seconds_of(length))
-        case PagesRule(threshold):
-            length = _length(settings.pages, state["maxPages"])
-            if length is None:
-                return False, 0.0
-            seen = sum(1 for page in state["pages"] if page <= length)
-            return _fraction(float(seen), threshold * length)
-        case ScoreRule(passing_score):
-            if state["bestScore"] is None:
-                return False, 0.0
-            return _fraction(float(state["bestScore"]), passing_score)
-        case _:  # UnusableRule
+    rule = settings.rule
+    if rule.type == "view":
+        return bool(state["any"]), 0.0
+    if rule.type == "reported":
+        return bool(state["complete"]), 0.0
+    if rule.type == "time":
+        return _fraction(float(state["secondsMicros"]), rule.target * _MICROS)
+    if rule.type == "media":
+        length = _length(settings.duration, state["duration"])
+        if length is None:
             return False, 0.0
+        watched = watched_seconds(decode_watched(state["watched"]), length)
+        return _fraction(float(watched), rule.target * seconds_of(length))
+    if rule.type == "pages":
+        length = _length(settings.pages, state["maxPages"])
+        if length is None:
+            return False, 0.0
+        seen = sum(1 for page in state["pages"] if page <= length)
+        return _fraction(float(seen), rule.target * length)
+    if rule.type == "score" and state["bestScore"] is not None:
+        return _fraction(float(state["bestScore"]), rule.target)
+    return False, 0.0  # no score yet, or UNUSABLE
 
 
 def decide(
@@ -558,7 +525,7 @@ def decide(
 ) -> Decision:
     """The status and progress the activity's rule gives for ``state``.
 
-    An ``UnusableRule`` never completes. ``previous == completed`` is kept.
+    An ``UNUSABLE`` rule never completes. ``previous == completed`` is kept.
     """
     if previous == COMPLETED:
         return Decision(COMPLETED, 1.0)

@@ -15,7 +15,9 @@ from django.db.models import Q
 
 from learn import completion
 from lms.parsers import nested_too_deep
-from lms.tenancy import OrgScopedModel
+from lms.tenancy import OrgScopedModel, org_scoped_key
+
+MEMBERSHIP = "organizations.Membership"
 
 
 def _related(instance: models.Model, name: str):
@@ -45,9 +47,7 @@ class Module(OrgScopedModel):
     the admin rather than a unique constraint, so that staff can swap two positions in one
     save; the listing breaks any tie by id."""
 
-    course = models.ForeignKey(
-        Course, on_delete=models.CASCADE, related_name="modules", db_index=False
-    )
+    course = org_scoped_key(Course, related_name="modules")
     seq = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     title = models.CharField(max_length=200)
     published = models.BooleanField(default=False)
@@ -72,12 +72,8 @@ class Activity(OrgScopedModel):
     ``settings`` is any JSON whose ``completion`` rule, ``duration`` and ``pages`` are
     validated by ``clean()`` (the admin's save) and read by ``completion_settings``."""
 
-    module = models.ForeignKey(
-        Module, on_delete=models.CASCADE, related_name="activities", db_index=False
-    )
-    course = models.ForeignKey(
-        Course, on_delete=models.CASCADE, related_name="activities", db_index=False
-    )
+    module = org_scoped_key(Module, related_name="activities")
+    course = org_scoped_key(Course, related_name="activities")
     seq = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     title = models.CharField(max_length=200, blank=True)
     settings = models.JSONField(
@@ -127,15 +123,8 @@ class Activity(OrgScopedModel):
 
 
 class Enrollment(OrgScopedModel):
-    membership = models.ForeignKey(
-        "organizations.Membership",
-        on_delete=models.CASCADE,
-        related_name="enrollments",
-        db_index=False,
-    )
-    course = models.ForeignKey(
-        Course, on_delete=models.CASCADE, related_name="enrollments", db_index=False
-    )
+    membership = org_scoped_key(MEMBERSHIP, related_name="enrollments")
+    course = org_scoped_key(Course, related_name="enrollments")
 
     class Meta:
         constraints = [
@@ -182,16 +171,9 @@ class Progress(OrgScopedModel):
 
     Status = ProgressStatus
 
-    membership = models.ForeignKey(
-        "organizations.Membership",
-        on_delete=models.CASCADE,
-        related_name="progress",
-        db_index=False,
-    )
+    membership = org_scoped_key(MEMBERSHIP, related_name="progress")
     # Nothing a learner sent is lost: an activity with progress cannot be deleted (unpublish it).
-    activity = models.ForeignKey(
-        Activity, on_delete=models.PROTECT, related_name="progress", db_index=False
-    )
+    activity = org_scoped_key(Activity, related_name="progress", on_delete=models.PROTECT)
     status = models.CharField(
         max_length=20, choices=ProgressStatus.choices, default=ProgressStatus.IN_PROGRESS
     )
@@ -255,9 +237,7 @@ class JsonTextField(models.TextField):
 class ProgressReport(OrgScopedModel):
     """A report exactly as received (append-only), with the request it came in."""
 
-    progress = models.ForeignKey(
-        Progress, on_delete=models.CASCADE, related_name="reports", db_index=False
-    )
+    progress = org_scoped_key(Progress, related_name="reports")
     position = models.PositiveSmallIntegerField(help_text="Index within its request.")
     type = models.CharField(max_length=100, blank=True)
     payload = JsonTextField(help_text="The report as received, as JSON text.")
@@ -278,12 +258,7 @@ class ProgressReport(OrgScopedModel):
 class IdempotencyRecord(OrgScopedModel):
     """The first answer to a caller's ``Idempotency-Key``, replayed for 24 hours."""
 
-    membership = models.ForeignKey(
-        "organizations.Membership",
-        on_delete=models.CASCADE,
-        related_name="+",
-        db_index=False,
-    )
+    membership = org_scoped_key(MEMBERSHIP, related_name="+")
     key = models.CharField(max_length=255)
     response_status = models.PositiveSmallIntegerField()
     response_body = models.JSONField()
@@ -307,15 +282,8 @@ class CourseCompletion(OrgScopedModel):
     ``completed_at`` (the ``course.completed`` event). Written once, under the learner's
     enrollment lock, and never removed by later changes to the course: it latches."""
 
-    membership = models.ForeignKey(
-        "organizations.Membership",
-        on_delete=models.CASCADE,
-        related_name="course_completions",
-        db_index=False,
-    )
-    course = models.ForeignKey(
-        Course, on_delete=models.CASCADE, related_name="completions", db_index=False
-    )
+    membership = org_scoped_key(MEMBERSHIP, related_name="course_completions")
+    course = org_scoped_key(Course, related_name="completions")
     completed_at = models.DateTimeField()
 
     class Meta:

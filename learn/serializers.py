@@ -8,6 +8,7 @@ from rest_framework import serializers
 from learn import completion
 from learn.models import Activity, ProgressStatus
 from lms.fields import StrictUUIDField
+from lms.serializers import OrgScopedSerializer
 
 MAX_REPORTS = 100
 MAX_IDEMPOTENCY_KEY = 255
@@ -113,13 +114,10 @@ class ProgressResultSerializer(serializers.Serializer):
     )
 
 
-class ActivitySerializer(serializers.ModelSerializer):
-    orgId = serializers.UUIDField(source="org_id", read_only=True)
+class ActivitySerializer(OrgScopedSerializer):
     moduleId = serializers.UUIDField(source="module_id", read_only=True)
     courseId = serializers.UUIDField(source="course_id", read_only=True)
     settings = serializers.JSONField(read_only=True, allow_null=True)
-    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
 
     class Meta:
         model = Activity

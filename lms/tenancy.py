@@ -173,6 +173,14 @@ class OrgScopedModel(BaseModel):
         abstract = True
 
 
+def org_scoped_key(
+    to: Any, *, related_name: str | None = None, on_delete: Any = models.CASCADE
+) -> models.ForeignKey:
+    """A foreign key between tenant-owned tables. It gets no index of its own: every index
+    and unique constraint of such a table starts with ``org``, and one of them serves it."""
+    return models.ForeignKey(to, on_delete=on_delete, related_name=related_name, db_index=False)
+
+
 def get_or_404(queryset: models.QuerySet, **lookup: Any) -> Any:
     """The one row the lookup names, or NotFound. Malformed UUIDs are simply not found."""
     for key, value in list(lookup.items()):

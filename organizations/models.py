@@ -148,6 +148,18 @@ def default_invite_expiry():
     return timezone.now() + INVITE_LIFETIME
 
 
+def _member_or_null(*, related_name: str, **options) -> models.ForeignKey:
+    """A membership that acted on a record; null once that membership is deleted."""
+    return models.ForeignKey(
+        Membership,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name=related_name,
+        **options,
+    )
+
+
 class Invite(OrgScopedModel):
     """An invitation to join ``org`` with ``role``.
 
@@ -167,24 +179,11 @@ class Invite(OrgScopedModel):
     role = models.CharField(
         max_length=20, choices=Membership.Role.choices, default=Membership.Role.LEARNER
     )
-    invited_by = models.ForeignKey(
-        Membership,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="invites_sent",
-    )
+    invited_by = _member_or_null(related_name="invites_sent")
     expires_at = models.DateTimeField(default=default_invite_expiry)
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     # Who accepted it (the membership the invite gave or found) and when; set once.
-    accepted_by = models.ForeignKey(
-        Membership,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="invites_accepted",
-        editable=False,
-    )
+    accepted_by = _member_or_null(related_name="invites_accepted", editable=False)
     accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
     token_prefix = models.CharField(max_length=12, editable=False)
     # Looked up without an organization (the public lookup knows only the token), so the

@@ -12,20 +12,16 @@ from learn import completion
 from learn.completion import (
     COMPLETED,
     IN_PROGRESS,
+    UNUSABLE,
+    VIEW,
     CompleteReport,
     MediaReport,
-    MediaRule,
     OtherReport,
     PageReport,
-    PagesRule,
-    ReportedRule,
+    Rule,
     ScoreReport,
-    ScoreRule,
     Settings,
     TimeReport,
-    TimeRule,
-    UnusableRule,
-    ViewRule,
     decide,
     fold,
 )
@@ -83,12 +79,10 @@ reports = st.lists(
 
 fraction = st.floats(min_value=0.05, max_value=1.0, allow_nan=False)
 rules = st.one_of(
-    st.just(ViewRule()),
-    st.just(ReportedRule()),
-    st.builds(TimeRule, st.integers(1, 600).map(float)),
-    st.builds(MediaRule, fraction),
-    st.builds(PagesRule, fraction),
-    st.builds(ScoreRule, fraction),
+    st.just(Rule("view")),
+    st.just(Rule("reported")),
+    st.builds(Rule, st.just("time"), st.integers(1, 600).map(float)),
+    st.builds(Rule, st.sampled_from(["media", "pages", "score"]), fraction),
 )
 
 
@@ -359,7 +353,7 @@ def test_progress_just_short_of_completion_is_below_one():
 def test_a_rule_stored_around_validation_never_completes():
     state = fold(None, read([{"type": "complete"}]))
     stored, messages = completion.read_settings({"completion": {"type": "magic"}})
-    assert messages and stored.rule == UnusableRule()
+    assert messages and stored.rule == UNUSABLE
     assert decide(stored, state).status == IN_PROGRESS
 
 
@@ -463,16 +457,16 @@ def test_valid_settings(value):
 
 def test_settings_read_into_typed_values():
     value = {"completion": {"type": "media", "threshold": 0.9}, "duration": 600, "pages": 4}
-    assert settings_of(value) == Settings(MediaRule(0.9), 600.0, 4)
-    assert settings_of(None) == settings_of([1]) == Settings(ViewRule(), None, None)
-    assert settings_of({"completion": {"type": "time", "minSeconds": 5}}).rule == TimeRule(5.0)
+    assert settings_of(value) == Settings(Rule("media", 0.9), 600.0, 4)
+    assert settings_of(None) == settings_of([1]) == Settings(VIEW, None, None)
+    assert settings_of({"completion": {"type": "time", "minSeconds": 5}}).rule == Rule("time", 5.0)
 
 
 def test_a_wrong_part_of_stored_settings_reads_as_unset_and_the_rest_counts():
     stored, messages = completion.read_settings(
         {"completion": {"type": "pages", "threshold": 1.0}, "duration": -1, "pages": 0}
     )
-    assert stored == Settings(PagesRule(1.0), None, None)
+    assert stored == Settings(Rule("pages", 1.0), None, None)
     assert len(messages) == 2
 
 
@@ -495,4 +489,4 @@ def test_a_wrong_part_of_stored_settings_reads_as_unset_and_the_rest_counts():
 def test_invalid_settings_are_explained(value, fragment):
     stored, messages = completion.read_settings(value)
     assert messages and any(fragment in m for m in messages), messages
-    assert stored.rule == (UnusableRule() if "completion" in value else ViewRule())
+    assert stored.rule == (UNUSABLE if "completion" in value else VIEW)

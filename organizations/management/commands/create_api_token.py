@@ -1,12 +1,10 @@
 from datetime import timedelta
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.core.validators import validate_email
 from django.utils import timezone
 
-from organizations.models import Membership, Organization
-from organizations.selectors import find_organization
+from organizations.management.options import ORG_HELP, email_option, org_option
+from organizations.models import Membership
 from organizations.services import add_member, create_api_token
 
 
@@ -18,9 +16,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--email", required=True, help="The member's e-mail address.")
-        parser.add_argument(
-            "--org", required=True, help="The organization's id, or its exact name."
-        )
+        parser.add_argument("--org", required=True, help=ORG_HELP)
         parser.add_argument(
             "--role",
             choices=[role.value for role in Membership.Role],
@@ -34,12 +30,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        email = options["email"].strip().lower()
-        try:
-            validate_email(email)
-        except ValidationError:
-            raise CommandError(f"{options['email']!r} is not an e-mail address.") from None
-        org = self.find_org(options["org"])
+        email = email_option(options["email"])
+        org = org_option(options["org"])
         days = options["expires_in_days"]
         if days is not None and days < 1:
             raise CommandError("--expires-in-days must be at least 1.")
@@ -64,9 +56,3 @@ class Command(BaseCommand):
             + ". It is shown only this once:"
         )
         self.stdout.write(raw)
-
-    def find_org(self, value: str) -> Organization:
-        try:
-            return find_organization(value)
-        except LookupError as exc:
-            raise CommandError(str(exc)) from None

@@ -2,11 +2,10 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.core.validators import validate_email
 from django.utils import timezone
 
-from organizations.models import INVITE_LIFETIME, Invite, Membership, Organization
-from organizations.selectors import find_organization
+from organizations.management.options import ORG_HELP, email_option, org_option
+from organizations.models import INVITE_LIFETIME, Invite, Membership
 from organizations.services import create_invite
 
 MAX_DAYS = 365
@@ -30,9 +29,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument(
-            "--org", required=True, help="The organization's id, or its exact name."
-        )
+        parser.add_argument("--org", required=True, help=ORG_HELP)
         parser.add_argument("--email", required=True, help="The invitee's e-mail address.")
         parser.add_argument("--first-name", required=True, help="The invitee's first name.")
         parser.add_argument("--last-name", required=True, help="The invitee's last name.")
@@ -50,11 +47,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        email = options["email"].strip().lower()
-        try:
-            validate_email(email)
-        except ValidationError:
-            raise CommandError(f"{options['email']!r} is not an e-mail address.") from None
+        email = email_option(options["email"])
         names = {}
         for option in ("first_name", "last_name"):
             value = options[option].strip()
@@ -67,7 +60,7 @@ class Command(BaseCommand):
         days = options["expires_in_days"]
         if not 1 <= days <= MAX_DAYS:
             raise CommandError(f"--expires-in-days must be between 1 and {MAX_DAYS}.")
-        org = self.find_org(options["org"])
+        org = org_option(options["org"])
         try:
             invite, raw = create_invite(
                 org=org,
@@ -85,9 +78,3 @@ class Command(BaseCommand):
         )
         self.stdout.write(raw)
         self.stderr.write(f"Read it at: GET /api/organizations/invites/{raw}")
-
-    def find_org(self, value: str) -> Organization:
-        try:
-            return find_organization(value)
-        except LookupError as exc:
-            raise CommandError(str(exc)) from None
