@@ -8,7 +8,13 @@ from django.db.models import Func, Value
 from django.db.models.functions import Lower
 
 from lms.models import StampField
-from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet, org_scoped_key
+from lms.tenancy import (
+    AllOrgsManager,
+    OrgScopedModel,
+    OrgScopedQuerySet,
+    org_scoped_key,
+    org_unique,
+)
 
 
 class CodePointOrder(Func):
@@ -123,36 +129,28 @@ class BundleItem(OrgScopedModel):
         return str(getattr(self, self.item_field))
 
 
-def _item_keys(item: str) -> tuple[list, list]:
-    """The unique constraint (one link per item) and the index of a bundle's items of one
-    kind, named after their table."""
-    table = f"bundle{item}"
-    return (
-        [
-            models.UniqueConstraint(
-                fields=["org", "bundle", item], name=f"{table}_org_bundle_{item}"
-            )
-        ],
-        [models.Index(fields=["org", item], name=f"{table}_org_{item}")],
-    )
+def _item_meta(item: str) -> type:
+    """The ``Meta`` of a bundle's items of one kind: its name, the unique constraint (an
+    item once per bundle) and the index, named after the table."""
+
+    class Meta:
+        verbose_name = f"{item} in the bundle"
+        constraints = [org_unique("bundle", item, name=f"bundle{item}_org_bundle_{item}")]
+        indexes = [models.Index(fields=["org", item], name=f"bundle{item}_org_{item}")]
+
+    return Meta
 
 
 class BundleCourse(BundleItem):
     course = org_scoped_key("learn.Course")
     item_field = "course"
-
-    class Meta:
-        verbose_name = "course in the bundle"
-        constraints, indexes = _item_keys("course")
+    Meta = _item_meta("course")
 
 
 class BundleDownload(BundleItem):
     download = org_scoped_key("downloads.Download")
     item_field = "download"
-
-    class Meta:
-        verbose_name = "download in the bundle"
-        constraints, indexes = _item_keys("download")
+    Meta = _item_meta("download")
 
 
 class BundleTally(models.Model):

@@ -15,7 +15,7 @@ from django.db.models import Q
 
 from learn import completion
 from lms.parsers import nested_too_deep
-from lms.tenancy import OrgScopedModel, org_scoped_key
+from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
 
 MEMBERSHIP = "organizations.Membership"
 
@@ -127,11 +127,7 @@ class Enrollment(OrgScopedModel):
     course = org_scoped_key(Course, related_name="enrollments")
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["org", "membership", "course"], name="enrollment_org_member_course"
-            )
-        ]
+        constraints = [org_unique("membership", "course", name="enrollment_org_member_course")]
         indexes = [models.Index(fields=["org", "course"], name="enrollment_org_course")]
 
     def __str__(self) -> str:
@@ -185,9 +181,7 @@ class Progress(OrgScopedModel):
     class Meta:
         verbose_name_plural = "progress"
         constraints = [
-            models.UniqueConstraint(
-                fields=["org", "membership", "activity"], name="progress_org_member_activity"
-            ),
+            org_unique("membership", "activity", name="progress_org_member_activity"),
             models.CheckConstraint(
                 condition=Q(progress__gte=0) & Q(progress__lte=1), name="progress_fraction"
             ),
@@ -264,11 +258,7 @@ class IdempotencyRecord(OrgScopedModel):
     response_body = models.JSONField()
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["org", "membership", "key"], name="idempotency_org_member_key"
-            )
-        ]
+        constraints = [org_unique("membership", "key", name="idempotency_org_member_key")]
         indexes = [
             models.Index(fields=["org", "membership", "created_at"], name="idempotency_org_created")
         ]
@@ -287,11 +277,7 @@ class CourseCompletion(OrgScopedModel):
     completed_at = models.DateTimeField()
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["org", "membership", "course"], name="completion_org_member_course"
-            )
-        ]
+        constraints = [org_unique("membership", "course", name="completion_org_member_course")]
         indexes = [models.Index(fields=["org", "course"], name="completion_org_course")]
 
     def __str__(self) -> str:

@@ -181,6 +181,12 @@ def org_scoped_key(
     return models.ForeignKey(to, on_delete=on_delete, related_name=related_name, db_index=False)
 
 
+def org_unique(*fields: str, name: str) -> models.UniqueConstraint:
+    """A unique constraint of a tenant table: unique within an organization, so it starts
+    with ``org`` like every index of such a table."""
+    return models.UniqueConstraint(fields=["org", *fields], name=name)
+
+
 def get_or_404(queryset: models.QuerySet, **lookup: Any) -> Any:
     """The one row the lookup names, or NotFound. Malformed UUIDs are simply not found."""
     for key, value in list(lookup.items()):

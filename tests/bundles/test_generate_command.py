@@ -48,11 +48,16 @@ def test_the_same_seed_gives_the_same_names_whatever_the_batch_size(org, other_o
     assert names(org) == names(other_org)
 
 
+def test_the_organization_may_be_named_as_in_the_other_commands(org):
+    generate("--org", org.name, "--count", "3")
+    assert Bundle.all_orgs.for_org(org).count() == 3
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--org", "acme", "--count", "5"], "must be an organization id"),
-        (["--org", str(uuid.uuid4()), "--count", "5"], "No organization with id"),
+        (["--org", "acme", "--count", "5"], "No organization 'acme'"),
+        (["--org", str(uuid.uuid4()), "--count", "5"], "No organization '"),
         (["--org", "{org}", "--count", "0"], "--count must be between 1 and"),
         (["--org", "{org}", "--count", "-3"], "--count must be between 1 and"),
         (["--org", "{org}", "--count", "20000000"], "--count must be between 1 and"),

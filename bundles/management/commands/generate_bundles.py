@@ -1,10 +1,12 @@
+"""Add N bundles with realistic names and creation times spread over five years to an
+organization, in batches, for load and scale testing. Progress goes to stderr."""
+
 import time
 
 from django.core.management.base import BaseCommand, CommandError
 
 from bundles.services import generate_bundles
-from lms.ids import parse_id
-from organizations.models import Organization
+from organizations.management.options import ORG_HELP, org_option
 
 MAX_COUNT = 10_000_000
 MAX_BATCH_SIZE = 50_000
@@ -12,13 +14,10 @@ BAR_WIDTH = 30
 
 
 class Command(BaseCommand):
-    help = (
-        "Add N bundles with realistic names and creation times spread over five years to an "
-        "organization, in batches, for load and scale testing. Progress goes to stderr."
-    )
+    help = __doc__
 
     def add_arguments(self, parser):
-        parser.add_argument("--org", required=True, help="The organization's id.")
+        parser.add_argument("--org", required=True, help=ORG_HELP)
         parser.add_argument(
             "--count", required=True, type=int, help=f"How many bundles (1..{MAX_COUNT:,})."
         )
@@ -40,7 +39,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--batch-size must be between 1 and {MAX_BATCH_SIZE:,}, not {batch_size}."
             )
-        org = self.find_org(options["org"])
+        org = org_option(options["org"])
 
         progress = Progress(self.stderr, count)
         generate_bundles(
@@ -55,15 +54,6 @@ class Command(BaseCommand):
             f"Added {count:,} bundles to {org.name} ({org.id}) in {progress.elapsed:.1f}s "
             f"({count / max(progress.elapsed, 1e-9):,.0f} rows/s)."
         )
-
-    def find_org(self, value: str) -> Organization:
-        org_id = parse_id(value)
-        if org_id is None:
-            raise CommandError(f"--org must be an organization id (a UUID), not {value!r}.")
-        org = Organization.objects.filter(id=org_id).first()
-        if org is None:
-            raise CommandError(f"No organization with id {org_id}.")
-        return org
 
 
 class Progress:
