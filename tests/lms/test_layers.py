@@ -63,3 +63,21 @@ def test_services_answer_in_domain_terms_not_http():
         if "status_code" in path.read_text():
             offenders.append(str(path.relative_to(root)))
     assert not offenders
+
+
+def test_the_completion_rules_are_pure():
+    """``learn/completion.py`` imports the standard library only: no Django, no DRF, no app,
+    so its property tests need no database and its values cannot reach for one."""
+    path = ROOT / "learn" / "completion.py"
+    tree = ast.parse(path.read_text())
+    modules = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert modules <= {"__future__", "base64", "math", "collections", "dataclasses", "typing"}
