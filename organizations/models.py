@@ -9,12 +9,11 @@ from datetime import timedelta
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
 from django.utils import timezone
 
 from lms.ids import uuid7
 from lms.models import BaseModel
-from lms.tenancy import AllOrgsManager, OrgScopedModel, OrgScopedQuerySet
+from lms.tenancy import OrgScopedModel
 
 TOKEN_PREFIX = "lms_"
 
@@ -100,14 +99,6 @@ def new_raw_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-class ApiTokenQuerySet(OrgScopedQuerySet):
-    def active(self):
-        now = timezone.now()
-        return self.filter(revoked_at__isnull=True).filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-        )
-
-
 class ApiToken(OrgScopedModel):
     """A bearer token of one membership. Only its hash is stored; ``prefix`` identifies it."""
 
@@ -117,10 +108,6 @@ class ApiToken(OrgScopedModel):
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
-
-    # Looking a bearer token up by its hash is how a request finds its organization.
-    all_orgs = AllOrgsManager.from_queryset(ApiTokenQuerySet)()
-    objects = ApiTokenQuerySet.as_manager()
 
     class Meta:
         verbose_name = "API token"

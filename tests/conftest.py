@@ -1,5 +1,4 @@
 import pytest
-from django.db import connection
 
 from lms import events
 from organizations.models import Membership
@@ -36,34 +35,21 @@ def other_org(db):
     return OrganizationFactory(name="Rival Academy")
 
 
-@pytest.fixture
-def owner(org) -> Member:
-    return make_member(org, Role.OWNER)
+def _member_fixture(role: Role, of: str = "org"):
+    """A fixture: a member with ``role`` (and a token) in the organization fixture ``of``."""
+
+    @pytest.fixture
+    def member(request) -> Member:
+        return make_member(request.getfixturevalue(of), role)
+
+    return member
 
 
-@pytest.fixture
-def admin_member(org) -> Member:
-    return make_member(org, Role.ADMIN)
-
-
-@pytest.fixture
-def instructor(org) -> Member:
-    return make_member(org, Role.INSTRUCTOR)
-
-
-@pytest.fixture
-def learner(org) -> Member:
-    return make_member(org, Role.LEARNER)
-
-
-@pytest.fixture
-def other_owner(other_org) -> Member:
-    return make_member(other_org, Role.OWNER)
-
-
-@pytest.fixture
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"
+owner = _member_fixture(Role.OWNER)
+admin_member = _member_fixture(Role.ADMIN)
+instructor = _member_fixture(Role.INSTRUCTOR)
+learner = _member_fixture(Role.LEARNER)
+other_owner = _member_fixture(Role.OWNER, of="other_org")
 
 
 @pytest.fixture(autouse=True)

@@ -35,3 +35,10 @@ def link(download: Download, *assets: Asset) -> list[DownloadAsset]:
     for asset in assets:
         links, _ = services.link_asset(org=download.org, download_id=download.id, asset_id=asset.id)
     return links
+
+
+def link_new(download: Download, count: int) -> list[Asset]:
+    """``count`` new assets of the download's organization, linked in order."""
+    assets = AssetFactory.create_batch(count, org=download.org)
+    link(download, *assets)
+    return assets

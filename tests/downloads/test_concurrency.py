@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from downloads.models import DownloadAsset
-from tests.downloads.factories import AssetFactory, link
+from tests.downloads.factories import AssetFactory, link_new
 from tests.helpers import ApiClient
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -76,8 +76,7 @@ def test_eight_simultaneous_links_of_different_assets_get_seq_one_to_eight(
 
 
 def test_simultaneous_links_and_unlinks_keep_positions_one_to_n(org, instructor, download):
-    linked = AssetFactory.create_batch(8, org=org)
-    link(download, *linked)
+    linked = link_new(download, 8)
     fresh = AssetFactory.create_batch(4, org=org)
     calls = [delete_link(instructor.token, download, a) for a in linked[::2]]
     calls += [post_link(instructor.token, download, a) for a in fresh]

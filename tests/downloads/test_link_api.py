@@ -6,22 +6,13 @@ import uuid
 import pytest
 
 from downloads.models import Asset, DownloadAsset
-from tests.downloads.factories import AssetFactory, DownloadFactory, link
+from tests.downloads.factories import AssetFactory, DownloadFactory, link, link_new
+from tests.downloads.wire import LINK_FIELDS
 from tests.helpers import assert_error, assert_foreign_looks_missing
 
 pytestmark = pytest.mark.django_db
 
 MISSING = "00000000-0000-7000-8000-000000000000"
-LINK_FIELDS = {
-    "orgId",
-    "id",
-    "downloadId",
-    "assetId",
-    "seq",
-    "displayName",
-    "createdAt",
-    "updatedAt",
-}
 UTC_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 # Token, savepoint, lock the download, the asset, the links, the insert, release.
 LINK_QUERIES = 7
@@ -278,8 +269,7 @@ def test_link_query_count_is_constant(
 def test_relink_query_count_is_constant(
     api, owner, org, download, django_assert_num_queries, existing
 ):
-    linked = AssetFactory.create_batch(existing, org=org)
-    link(download, *linked)
+    linked = link_new(download, existing)
     with django_assert_num_queries(RELINK_QUERIES):
         response = api.post(links_url(download.id), body(linked[0]), token=owner.token)
     assert response.status_code == 200

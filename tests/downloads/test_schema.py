@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.downloads.wire import LINK_FIELDS
+
 pytestmark = pytest.mark.django_db
 
 
@@ -31,16 +33,7 @@ def test_unlink_operation_is_documented(paths):
 def test_link_and_input_shapes(api):
     schemas = api.get("/api/schema/", query={"format": "json"}).json()["components"]["schemas"]
     link = schemas["DownloadAssetLink"]
-    assert set(link["properties"]) == {
-        "orgId",
-        "id",
-        "downloadId",
-        "assetId",
-        "seq",
-        "displayName",
-        "createdAt",
-        "updatedAt",
-    }
+    assert set(link["properties"]) == LINK_FIELDS
     request = schemas["LinkAssetInputRequest"]
     assert request["required"] == ["assetId"]
     assert request["properties"]["assetId"]["format"] == "uuid"

@@ -6,7 +6,7 @@ import pytest
 from downloads import services
 from downloads.models import DownloadAsset
 from lms.errors import NotFound, ValidationFailed
-from tests.downloads.factories import AssetFactory, link
+from tests.downloads.factories import link, link_new
 from tests.helpers import assert_error
 
 pytestmark = pytest.mark.django_db
@@ -21,8 +21,7 @@ def stored(download) -> list[tuple]:
 
 
 def test_arrange_reverses_every_position_without_a_collision(org, download):
-    assets = AssetFactory.create_batch(12, org=org)
-    link(download, *assets)
+    assets = link_new(download, 12)
     reverse = [a.id for a in reversed(assets)]
 
     links = services.arrange_links(org=org, download_id=download.id, order=reverse)

@@ -45,16 +45,9 @@ def test_each_activity_has_the_interface_fields_and_settings_as_stored(
     with_settings = ActivityFactory(module=module, seq=1, settings=settings)
     ActivityFactory(module=module, seq=2, settings=None)
     rows = api.get(url(course.id), token=enrolled.token).json()
-    assert set(rows[0]) == {
-        "orgId",
-        "id",
-        "moduleId",
-        "courseId",
-        "seq",
-        "settings",
-        "createdAt",
-        "updatedAt",
-    }
+    assert set(rows[0]) == set(
+        ["orgId", "id", "moduleId", "courseId", "seq", "settings", "createdAt", "updatedAt"]
+    )
     assert rows[0]["orgId"] == str(course.org_id)
     assert rows[0]["moduleId"] == str(module.id)
     assert rows[0]["courseId"] == str(course.id)

@@ -25,6 +25,7 @@ from learn.completion import (
     decide,
     fold,
 )
+from tests.learn.reports import INVALID_REPORTS
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -361,29 +362,7 @@ def test_a_rule_stored_around_validation_never_completes():
 
 
 @pytest.mark.parametrize(
-    "report, field",
-    [
-        ({"type": "time", "seconds": 0}, "seconds"),
-        ({"type": "time", "seconds": -5}, "seconds"),
-        ({"type": "time", "seconds": 86401}, "seconds"),
-        ({"type": "time", "seconds": "30"}, "seconds"),
-        ({"type": "time", "seconds": True}, "seconds"),
-        ({"type": "time", "seconds": 1e400}, "seconds"),
-        ({"type": "time"}, "seconds"),
-        ({"type": "media", "from": 10, "to": 5, "duration": 60}, "to"),
-        ({"type": "media", "from": -1, "to": 5, "duration": 60}, "from"),
-        ({"type": "media", "from": 0, "to": 61, "duration": 60}, "to"),
-        ({"type": "media", "from": 0, "to": 5, "duration": 0}, "duration"),
-        ({"type": "media", "from": 0, "to": 5}, "duration"),
-        ({"type": "page", "page": 0, "pages": 10}, "page"),
-        ({"type": "page", "page": 11, "pages": 10}, "page"),
-        ({"type": "page", "page": 2.5, "pages": 10}, "page"),
-        ({"type": "page", "page": 1, "pages": 0}, "pages"),
-        ({"type": "page", "page": 1, "pages": 10_001}, "pages"),
-        ({"type": "score", "score": 11, "maxScore": 10}, "score"),
-        ({"type": "score", "score": -1, "maxScore": 10}, "score"),
-        ({"type": "score", "score": 0, "maxScore": 0}, "maxScore"),
-    ],
+    "report, field", [*INVALID_REPORTS, ({"type": "time", "seconds": 1e400}, "seconds")]
 )
 def test_invalid_reports_name_the_field(report, field):
     with pytest.raises(completion.Invalid) as invalid:

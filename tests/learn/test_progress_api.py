@@ -8,6 +8,7 @@ import pytest
 from learn.models import IdempotencyRecord, Progress, ProgressReport
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
+from tests.learn.reports import INVALID_REPORTS
 
 pytestmark = pytest.mark.django_db
 
@@ -242,23 +243,8 @@ def test_progress_is_per_learner(api, enrolled, course, make_activity):
 # --- validation: the whole request is refused and nothing is stored -----------------------
 
 
-INVALID_REPORTS = [
-    ({"type": "time", "seconds": -5}, "reports.1.seconds"),
-    ({"type": "time", "seconds": 0}, "reports.1.seconds"),
-    ({"type": "time", "seconds": 86401}, "reports.1.seconds"),
-    ({"type": "time", "seconds": "30"}, "reports.1.seconds"),
-    ({"type": "time"}, "reports.1.seconds"),
-    ({"type": "media", "from": 50, "to": 10, "duration": 600}, "reports.1.to"),
-    ({"type": "media", "from": -1, "to": 10, "duration": 600}, "reports.1.from"),
-    ({"type": "media", "from": 0, "to": 700, "duration": 600}, "reports.1.to"),
-    ({"type": "media", "from": 0, "to": 10, "duration": 0}, "reports.1.duration"),
-    ({"type": "page", "page": 11, "pages": 10}, "reports.1.page"),
-    ({"type": "page", "page": 0, "pages": 10}, "reports.1.page"),
-    ({"type": "page", "page": "2", "pages": 10}, "reports.1.page"),
-    ({"type": "page", "page": 1, "pages": 0}, "reports.1.pages"),
-    ({"type": "score", "score": 11, "maxScore": 10}, "reports.1.score"),
-    ({"type": "score", "score": -1, "maxScore": 10}, "reports.1.score"),
-    ({"type": "score", "score": 1, "maxScore": 0}, "reports.1.maxScore"),
+INVALID_REQUEST_REPORTS = [
+    *((bad, f"reports.1.{field}") for bad, field in INVALID_REPORTS),
     (42, "reports.1"),
     ("time", "reports.1"),
     ([{"type": "complete"}], "reports.1"),
@@ -266,7 +252,7 @@ INVALID_REPORTS = [
 ]
 
 
-@pytest.mark.parametrize("bad, field", INVALID_REPORTS)
+@pytest.mark.parametrize("bad, field", INVALID_REQUEST_REPORTS)
 def test_an_invalid_report_rejects_the_whole_request(api, enrolled, make_activity, bad, field):
     activity = make_activity({"type": "time", "minSeconds": 60})
     report(api, enrolled, activity, {"type": "time", "seconds": 10})
