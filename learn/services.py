@@ -23,7 +23,7 @@ def record_progress(
     reports: list[completion.Received],
     request_id: str,
 ) -> completion.Decision:
-    """Store every report as received and decide the activity's status from its
+    """Store every report (validated at the edge) and decide the activity's status from its
     rule and every report so far; complete the course when this completes its last listed
     activity. Unknown, foreign or unpublished activity: NotFound; not enrolled: NotEnrolled.
 

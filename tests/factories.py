@@ -12,6 +12,15 @@ class OrganizationFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"Organization {n}")
 
 
+class OrgScopedFactory(factory.django.DjangoModelFactory):
+    """A tenant-owned record, in an organization of its own unless one is given."""
+
+    class Meta:
+        abstract = True
+
+    org = factory.SubFactory(OrganizationFactory)
+
+
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = User
@@ -23,10 +32,9 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.django.Password(None)
 
 
-class MembershipFactory(factory.django.DjangoModelFactory):
+class MembershipFactory(OrgScopedFactory):
     class Meta:
         model = Membership
 
-    org = factory.SubFactory(OrganizationFactory)
     user = factory.SubFactory(UserFactory)
     role = Membership.Role.LEARNER

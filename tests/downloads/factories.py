@@ -5,25 +5,23 @@ import factory
 
 from downloads import services
 from downloads.models import Asset, Download, DownloadAsset
-from tests.factories import OrganizationFactory
+from tests.factories import OrgScopedFactory
 
 
-class AssetFactory(factory.django.DjangoModelFactory):
+class AssetFactory(OrgScopedFactory):
     class Meta:
         model = Asset
 
-    org = factory.SubFactory(OrganizationFactory)
     name = factory.Sequence(lambda n: f"Asset {n}")
     url = factory.Sequence(lambda n: f"https://cdn.example.com/assets/{n}.pdf")
     content_type = "application/pdf"
     size = 1024
 
 
-class DownloadFactory(factory.django.DjangoModelFactory):
+class DownloadFactory(OrgScopedFactory):
     class Meta:
         model = Download
 
-    org = factory.SubFactory(OrganizationFactory)
     name = factory.Sequence(lambda n: f"Download {n}")
     description = "A pack of files."
     published = True
