@@ -3,7 +3,7 @@ import pytest
 from lms import events
 from organizations.models import Membership
 from tests.factories import OrganizationFactory
-from tests.helpers import ApiClient, Member, make_member
+from tests.helpers import ApiClient, make_member, org_fixture
 
 Role = Membership.Role
 
@@ -35,21 +35,11 @@ def other_org(db):
     return OrganizationFactory(name="Rival Academy")
 
 
-def _member_fixture(role: Role, of: str = "org"):
-    """A fixture: a member with ``role`` (and a token) in the organization fixture ``of``."""
-
-    @pytest.fixture
-    def member(request) -> Member:
-        return make_member(request.getfixturevalue(of), role)
-
-    return member
-
-
-owner = _member_fixture(Role.OWNER)
-admin_member = _member_fixture(Role.ADMIN)
-instructor = _member_fixture(Role.INSTRUCTOR)
-learner = _member_fixture(Role.LEARNER)
-other_owner = _member_fixture(Role.OWNER, of="other_org")
+owner = org_fixture(make_member, role=Role.OWNER)
+admin_member = org_fixture(make_member, role=Role.ADMIN)
+instructor = org_fixture(make_member, role=Role.INSTRUCTOR)
+learner = org_fixture(make_member, role=Role.LEARNER)
+other_owner = org_fixture(make_member, "other_org", role=Role.OWNER)
 
 
 @pytest.fixture(autouse=True)

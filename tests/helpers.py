@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from django.db import connection
 from django.test import Client
 
@@ -37,6 +38,16 @@ def make_member(org: Organization, role: str = Membership.Role.LEARNER, **kwargs
     membership = MembershipFactory(org=org, role=role, **kwargs)
     _, raw = create_api_token(membership=membership, name="test")
     return Member(membership=membership, token=raw)
+
+
+def org_fixture(make: Callable[..., Any], of: str = "org", **options: Any):
+    """A fixture: ``make(org=..., **options)`` for the organization of the fixture ``of``."""
+
+    @pytest.fixture
+    def record(request):
+        return make(org=request.getfixturevalue(of), **options)
+
+    return record
 
 
 class ApiClient:

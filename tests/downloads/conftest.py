@@ -1,28 +1,14 @@
 import pytest
 
 from tests.downloads.factories import AssetFactory, DownloadFactory
+from tests.helpers import org_fixture
 
-
-@pytest.fixture
-def download(org):
-    return DownloadFactory(org=org, name="Python starter pack")
-
-
-@pytest.fixture
-def asset(org):
-    return AssetFactory(org=org, name="Cheat sheet.pdf")
+download = org_fixture(DownloadFactory, name="Python starter pack")
+asset = org_fixture(AssetFactory, name="Cheat sheet.pdf")
+foreign_download = org_fixture(DownloadFactory, "other_org", name="Their pack")
+foreign_asset = org_fixture(AssetFactory, "other_org", name="Their file")
 
 
 @pytest.fixture
 def assets(org):
     return AssetFactory.create_batch(5, org=org)
-
-
-@pytest.fixture
-def foreign_download(other_org):
-    return DownloadFactory(org=other_org, name="Their pack")
-
-
-@pytest.fixture
-def foreign_asset(other_org):
-    return AssetFactory(org=other_org, name="Their file")
