@@ -86,6 +86,7 @@ class SortFilter(django_filters.Filter):
 SEARCH_SCHEMA = {
     "type": "string",
     "maxLength": SEARCH_MAX_LENGTH,
+    "pattern": "^[^\\u0000]*$",  # a NUL is refused, as in every text field
     "description": "Case-insensitive substring of the name. `%`, `_` and `\\` match "
     "themselves. Matched as given (not trimmed); empty means no filter.",
 }
