@@ -1,5 +1,6 @@
-"""The service's own settings plus one bench-only route (see bench/urls.py); used only by
-bench/load.py, never in production."""
+"""Our server in the load bench: the service's own settings, with bench/urls.py (the
+production URLconf plus the textbook baseline's routes under /textbook/). Never used in
+production."""
 
 from lms.settings import *  # noqa: F403
 
