@@ -205,7 +205,7 @@ def database_time(args: argparse.Namespace) -> int:
 # --- the driver -------------------------------------------------------------------------------
 
 
-def child_env(database_url: str, settings: str) -> dict[str, str]:
+def child_env(database_url: str, settings: str, extra: list[str] = ()) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("LMS_")}
     env.pop("REDIS_URL", None)
     env.update(
@@ -217,7 +217,7 @@ def child_env(database_url: str, settings: str) -> dict[str, str]:
         LMS_VAR_DIR=str(VAR),
         PYTHONDONTWRITEBYTECODE="1",
     )
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LMS_BENCH_")})
+    env.update(item.split("=", 1) for item in extra)
     return env
 
 
@@ -226,6 +226,7 @@ def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) 
     for old in VAR.glob(f"callgrind.{server}.out*"):
         old.unlink()
     settings = SERVERS[server][0]
+    extra = args.set if server == "ours" else []
     command = [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
         sys.executable, __file__, "--child", "measure", "--server", server,
@@ -233,7 +234,7 @@ def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) 
         "--warmup", str(args.warmup), "--only", args.only,
     ]  # fmt: skip
     done = subprocess.run(
-        command, cwd=ROOT, env=child_env(args.database_url, settings), capture_output=True,
+        command, cwd=ROOT, env=child_env(args.database_url, settings, extra), capture_output=True,
         text=True, timeout=3600,
     )  # fmt: skip
     if done.returncode:
@@ -258,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--explain-runs", type=int, default=5)
     parser.add_argument("--only", default="")
     parser.add_argument("--servers", default="ours,textbook")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
+    )
     parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
     parser.add_argument("--child", choices=["measure", "explain"], help=argparse.SUPPRESS)
     parser.add_argument("--server", help=argparse.SUPPRESS)
@@ -287,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             [sys.executable, __file__, "--child", "explain", "--server", server,
              "--manifest", str(manifest_path), "--explain-runs", str(args.explain_runs),
              "--only", args.only],
-            cwd=ROOT, env=child_env(args.database_url, SERVERS[server][0]),
+            cwd=ROOT, env=child_env(args.database_url, SERVERS[server][0],
+                                    args.set if server == "ours" else []),
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         if done.returncode:

@@ -179,7 +179,8 @@ def server_env(database_url: str, settings: str, args: argparse.Namespace) -> di
         LMS_VAR_DIR=str(ROOT / "var" / "bench"),
         PYTHONDONTWRITEBYTECODE="1",
     )
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LMS_") and k in args.keep})
+    if settings == "bench.settings":
+        env.update(item.split("=", 1) for item in args.set)
     return env
 
 
@@ -215,10 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="info", help="the servers' (production: info)")
     parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
     parser.add_argument(
-        "--keep", default="", help="LMS_* variables of this shell passed to our server"
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
     )
     args = parser.parse_args(argv)
-    args.keep = {name.strip() for name in args.keep.split(",") if name.strip()}
     if not (0 < args.duration <= 60 and 0 < args.connections <= 64 and 0 < args.rounds <= 10):
         parser.error("--duration in (0, 60], --connections in (0, 64], --rounds in (0, 10]")
     database_url = args.database_url or DEFAULT_DATABASE_URL
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows))
     out = ROOT / "bench" / "results" / f"load-{started:%Y%m%dT%H%M%SZ}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"started": started.isoformat(), "args": {**vars(args), "keep": sorted(args.keep)}}
+    report = {"started": started.isoformat(), "args": vars(args)}
     out.write_text(json.dumps({**report, "rows": rows, "runs": _runs(figures)}, indent=2))
     print(f"\nfigures written to {out.relative_to(ROOT)}", file=sys.stderr)
     return 0
