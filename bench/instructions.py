@@ -178,9 +178,10 @@ def database_time(args: argparse.Namespace) -> int:
                 call(application, ops[undo[key]][0], prefix)
         with CaptureQueriesContext(connection) as captured:
             call(application, requests[0], prefix)
+        # Read before the next request: request_started resets the connection's query log.
+        statements = [q["sql"] for q in captured.captured_queries if not _SKIP.match(q["sql"])]
         if key in undo:  # the state the captured statements found
             call(application, ops[undo[key]][0], prefix)
-        statements = [q["sql"] for q in captured.captured_queries if not _SKIP.match(q["sql"])]
         runs = []
         for _ in range(args.explain_runs):
             total = 0.0
