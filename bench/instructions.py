@@ -42,7 +42,11 @@ void bench_start(void) { CALLGRIND_START_INSTRUMENTATION; }
 void bench_zero(void) { CALLGRIND_ZERO_STATS; }
 void bench_dump(const char *name) { CALLGRIND_DUMP_STATS_AT(name); }
 """
-SERVERS = {"ours": ("bench.settings", ""), "textbook": ("bench.textbook_settings", "/textbook")}
+SERVERS = {
+    "ours": ("bench.settings", ""),
+    "textbook": ("bench.textbook_settings", "/textbook"),
+    "bare": ("bench.bare_settings", ""),
+}
 
 
 def helper() -> Path:
@@ -59,10 +63,10 @@ def helper() -> Path:
 
 def operations(manifest: dict) -> dict[str, list[tuple[str, str, str, dict | None]]]:
     """Each operation's requests, from bench/load.py's targets: key -> list of requests."""
-    from bench.load import build_targets
+    from bench.load import FLOORS, build_targets
 
     found = {}
-    for target in build_targets(manifest):
+    for target in [*build_targets(manifest), *FLOORS]:
         if target.key == "cycle":
             pairs = target.plans[:10]
             found["link"] = [plan[0] for plan in pairs]
@@ -121,7 +125,13 @@ def measured(args: argparse.Namespace) -> int:
     manifest = json.loads(Path(args.manifest).read_text())
     prefix = SERVERS[args.server][1]
     ops = operations(manifest)
-    wanted = [key for key in ops if not args.only or key in args.only.split(",")]
+    floors = {"ceiling", "floor"}
+    wanted = [
+        key
+        for key in ops
+        if (key in floors) == (args.server == "bare")
+        and (not args.only or key in args.only.split(","))
+    ]
     if "link" in wanted or "unlink" in wanted:  # the cycle's pairs start unlinked
         for request in ops["unlink"]:
             call(application, request, prefix)
@@ -166,7 +176,7 @@ def database_time(args: argparse.Namespace) -> int:
     undo = {"link": "unlink", "unlink": "link"}
     result = {}
     for key, requests in ops.items():
-        if args.only and key not in args.only.split(","):
+        if (args.only and key not in args.only.split(",")) or key in {"ceiling", "floor"}:
             continue
         if key == "link":
             call(application, ops["unlink"][0], prefix)
@@ -223,9 +233,7 @@ def child_env(database_url: str, settings: str, extra: list[str] = ()) -> dict[s
 
 
 def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) -> dict:
-    out = VAR / f"callgrind.{server}.out"
-    for old in VAR.glob(f"callgrind.{server}.out*"):
-        old.unlink()
+    out = VAR / f"callgrind.{server}.{os.getpid()}.out"
     settings = SERVERS[server][0]
     extra = args.set if server == "ours" else []
     command = [
@@ -243,12 +251,15 @@ def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) 
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     result = {}
     for number, line in enumerate(lines, start=1):
-        text = Path(f"{out}.{number}").read_text()
+        dump = Path(f"{out}.{number}")
+        text = dump.read_text()
+        dump.unlink()
         totals = int(re.search(r"^totals:\s+(\d+)", text, re.M).group(1))
         result[line["key"]] = {
             "instructions": totals / line["count"],
             "statuses": line["statuses"],
         }
+    Path(out).unlink(missing_ok=True)  # the dump at exit: nothing measured
     return result
 
 
@@ -259,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--explain-runs", type=int, default=5)
     parser.add_argument("--only", default="")
-    parser.add_argument("--servers", default="ours,textbook")
+    parser.add_argument("--servers", default="ours,textbook,bare")
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
     )
@@ -288,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     for server in args.servers.split(","):
         print(f"counting {server} under callgrind ...", file=sys.stderr)
         figures[server] = count(server, args, manifest_path, library)
+        if server == "bare":
+            continue
         done = subprocess.run(
             [sys.executable, __file__, "--child", "explain", "--server", server,
              "--manifest", str(manifest_path), "--explain-runs", str(args.explain_runs),
@@ -314,7 +327,9 @@ def format_table(figures: dict) -> str:
         "| db ms ours / textbook | statuses |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
-    for key in ours or textbook:
+    for key in [*ours, *(key for key in figures.get("bare", {}) if key not in ours)]:
+        if key in figures.get("bare", {}):
+            ours = {**ours, key: figures["bare"][key]}
         a, b = ours.get(key, {}), textbook.get(key, {})
         ia, ib = a.get("instructions"), b.get("instructions")
         ratio = f"{ia / ib:.2f}" if ia and ib else "-"

@@ -1,9 +1,11 @@
 """The orjson renderer writes what DRF's JSONRenderer writes, and falls back to it for what
-orjson refuses, so no body changes and none becomes a 500."""
+orjson refuses, so no body changes and none becomes a 500; an output serializer built once
+answers what a new one would."""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -11,6 +13,8 @@ from django.utils.translation import gettext_lazy
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
 
+from automations.serializers import AutomationSerializer
+from lms.output import Output
 from lms.renderers import OrjsonRenderer
 from tests.automations.factories import AutomationFactory
 
@@ -55,3 +59,16 @@ def test_an_endpoint_answers_drf_bytes_and_indents_on_request(api, owner):
     assert indented.status_code == 200
     assert indented.content.startswith(b'{\n  "orgId"')
     assert indented.json() == response.json()
+
+
+@pytest.mark.django_db
+def test_a_serializer_built_once_answers_what_a_new_one_does(owner):
+    automations = [
+        AutomationFactory(org=owner.membership.org, name=f"Automation {i}") for i in range(3)
+    ]
+    output = Output(AutomationSerializer)
+    assert output.one(automations[0]) == AutomationSerializer(automations[0]).data
+    assert output.many(automations) == AutomationSerializer(automations, many=True).data
+    with ThreadPoolExecutor(4) as pool:  # shared by a worker's threads
+        bodies = list(pool.map(output.one, automations * 20))
+    assert bodies == [AutomationSerializer(a).data for a in automations * 20]
