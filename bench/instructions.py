@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import gc
 import io
 import json
 import os
@@ -147,6 +148,7 @@ def measured(args: argparse.Namespace) -> int:
                 call(application, ops["unlink"][0], prefix)
         count = len(requests) if key in {"link", "unlink"} else args.requests
         statuses = set()
+        gc.collect()  # each batch starts from the same heap, whatever ran before it
         lib.bench_zero()
         for i in range(count):
             statuses.add(call(application, requests[i % len(requests)], prefix))
