@@ -2,6 +2,8 @@
 -- "--", each a cycle of requests "METHOD<TAB>PATH<TAB>AUTHORIZATION<TAB>BODY" (empty fields
 -- allowed). Run with as many threads as connections: thread i owns plan i % #plans, so a
 -- link/unlink cycle never shares its (download, asset) pair with another connection.
+-- Each connection comes from its own client address (X-Forwarded-For 10.0.0.<i>, believed
+-- with LMS_NUM_PROXIES=1), as many clients would: the invite throttle counts per address.
 -- Prints one JSON line of figures at the end.
 
 local counter = 0
@@ -13,7 +15,7 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local function read_plans(path)
+local function read_plans(path, address)
   local plans, current = {}, {}
   for line in io.lines(path) do
     if line == "--" then
@@ -21,7 +23,7 @@ local function read_plans(path)
       current = {}
     elseif line ~= "" then
       local method, target, auth, body = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
-      local headers = { ["Accept"] = "application/json" }
+      local headers = { ["Accept"] = "application/json", ["X-Forwarded-For"] = address }
       if auth ~= "" then headers["Authorization"] = "Bearer " .. auth end
       if body == "" then
         body = nil
@@ -38,7 +40,7 @@ end
 local requests, position
 
 function init(args)
-  local plans = read_plans(os.getenv("WRK_PLAN"))
+  local plans = read_plans(os.getenv("WRK_PLAN"), "10.0.0." .. (index % 250 + 1))
   requests = plans[(index % #plans) + 1]
   position = 0
 end
