@@ -86,6 +86,8 @@ class SortFilter(django_filters.Filter):
 SEARCH_SCHEMA = {
     "type": "string",
     "maxLength": SEARCH_MAX_LENGTH,
+    # The form field refuses NUL (400), as every CharField does: the schema says so.
+    "pattern": "^[^\\u0000]*$",
     "description": "Case-insensitive substring of the name. `%`, `_` and `\\` match "
     "themselves. Matched as given (not trimmed); empty means no filter.",
 }

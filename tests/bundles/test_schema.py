@@ -31,7 +31,11 @@ def test_query_parameters_and_their_bounds(schema):
         "maximum": 100,
         "default": 20,
     }
-    assert params["search"]["schema"] == {"type": "string", "maxLength": 200}
+    assert params["search"]["schema"] == {
+        "type": "string",
+        "maxLength": 200,
+        "pattern": "^[^\\u0000]*$",
+    }
     assert params["sort"]["schema"]["default"] == "-createdAt"
 
 
