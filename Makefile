@@ -4,9 +4,9 @@
 #   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
-#   make bench  load figures of the seven operations under gunicorn on PostgreSQL
+#   make bench  load figures, ours / textbook / floor / ceiling per operation (needs wrk)
 #               (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/lms_bench;
-#               BENCH_ARGS for bench/load.py, e.g. BENCH_ARGS="--duration 5 --only bundles")
+#               BENCH_ARGS for bench/load.py, e.g. BENCH_ARGS="--duration 3 --only bundles")
 
 PYTHON ?= python3
 VENV := .venv

@@ -4,8 +4,11 @@ from rest_framework.views import APIView
 
 from automations.models import Automation
 from automations.serializers import AutomationSerializer
+from lms.output import Output
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from organizations.permissions import IsOrgAdmin
+
+AUTOMATION = Output(AutomationSerializer)
 
 
 class AutomationDetailView(OrgScopedViewMixin, APIView):
@@ -20,4 +23,4 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
     )
     def get(self, request, id):  # the interface names the path parameter "id"
         automation = get_or_404(self.scoped(), id=id)
-        return Response(AutomationSerializer(automation).data)
+        return Response(AUTOMATION.one(automation))

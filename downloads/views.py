@@ -10,10 +10,12 @@ from rest_framework.views import APIView
 from downloads import services
 from downloads.models import Download
 from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer
+from lms.output import Output
 from lms.tenancy import OrgScopedViewMixin
 from organizations.permissions import IsStaffRole
 
 LINKS = DownloadAssetSerializer(many=True)
+LINK = Output(DownloadAssetSerializer)
 DOWNLOAD_ID = OpenApiParameter(
     "downloadId", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The download's id."
 )
@@ -50,9 +52,7 @@ class DownloadAssetsView(OrgScopedViewMixin, APIView):
             asset_id=data.validated_data["asset_id"],
             display_name=data.validated_data.get("display_name"),
         )
-        return Response(
-            DownloadAssetSerializer(links, many=True).data, status=201 if created else 200
-        )
+        return Response(LINK.many(links), status=201 if created else 200)
 
 
 class DownloadAssetView(OrgScopedViewMixin, APIView):
@@ -75,4 +75,4 @@ class DownloadAssetView(OrgScopedViewMixin, APIView):
     )
     def delete(self, request, downloadId: UUID, assetId: UUID):  # the URL carries the wire names
         links = services.unlink_asset(org=self.org, download_id=downloadId, asset_id=assetId)
-        return Response(DownloadAssetSerializer(links, many=True).data)
+        return Response(LINK.many(links))

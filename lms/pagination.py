@@ -52,7 +52,14 @@ def read_page(request) -> Page:
     return Page(params.validated_data["page"], params.validated_data["pageSize"])
 
 
-def page_rows(queryset: QuerySet, page: Page, count: Callable[[], int]) -> tuple[list, int]:
+# Below this many matching rows a page is read with a plain OFFSET: skipping fewer index
+# entries than that costs less than composing the id-only inner query.
+PLAIN_BELOW = 1000
+
+
+def page_rows(
+    queryset: QuerySet, page: Page, count: Callable[[], int], *, plain_first_page: bool = False
+) -> tuple[list, int]:
     """The rows of ``page`` of the ordered ``queryset`` and the total, in at most two queries.
 
     - Page 1 reads its rows first; fewer than a page means they are all, and nothing is
@@ -66,15 +73,25 @@ def page_rows(queryset: QuerySet, page: Page, count: Callable[[], int]) -> tuple
       rejects, are then read from the index alone (an index-only scan) where it holds
       every column involved, instead of one table row each.
 
+    - The inner query is skipped (a plain ``LIMIT``/``OFFSET`` on the queryset) where it
+      cannot pay: on page 1 when the caller says nothing is filtered out of the sort's index
+      (``plain_first_page``: the index's first entries are the page), and whenever fewer than
+      ``PLAIN_BELOW`` rows match.
+
     ``queryset`` must be totally ordered (the id as its last key), so each row is on
     exactly one page.
     """
     if page.offset == 0:
-        rows = _window_rows(queryset, queryset, 0, page.size)
+        if plain_first_page:
+            rows = list(queryset[: page.size])
+        else:
+            rows = _window_rows(queryset, queryset, 0, page.size)
         return rows, len(rows) if len(rows) < page.size else count()
     total = count()
     if page.offset >= total:
         return [], total
+    if total < PLAIN_BELOW:
+        return list(queryset[page.offset : page.offset + page.size]), total
     rows_after = total - page.offset - page.size
     if rows_after < page.offset:  # nearer the end: count positions from the end
         order, start, stop = queryset.reverse(), max(rows_after, 0), total - page.offset
@@ -92,7 +109,8 @@ class EnvelopePagination(BasePagination):
     """Answers ``{"rows": [...], "total": N, "page": P, "pageSize": S}``.
 
     The total is ``COUNT(*)`` of the filtered queryset unless the view offers a cheaper
-    exact count as ``count_rows(queryset)``.
+    exact count as ``count_rows(queryset)``; a view sets ``plain_first_page`` when page 1
+    is the first entries of the sort's index (see ``page_rows``).
     """
 
     def paginate_queryset(self, queryset, request, view=None) -> list:
@@ -102,6 +120,7 @@ class EnvelopePagination(BasePagination):
             queryset,
             self.page,
             (lambda: counter(queryset)) if counter else queryset.count,
+            plain_first_page=getattr(view, "plain_first_page", False),
         )
         return rows
 

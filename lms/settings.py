@@ -220,7 +220,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["organizations.authentication.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["organizations.permissions.IsMember"],
     "DEFAULT_PARSER_CLASSES": ["lms.parsers.JsonObjectParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["lms.renderers.OrjsonRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lms.negotiation.JsonFallbackNegotiation",
     "DEFAULT_SCHEMA_CLASS": "lms.schema.ApiAutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

@@ -66,10 +66,14 @@ class DatabaseWindowStore:
 
     def hit(self, key: str, *, limit: int, window: int) -> float | None:
         with transaction.atomic():
-            ThrottleWindow.objects.bulk_create(
-                [ThrottleWindow(key=key, hits=[], expires=0)], ignore_conflicts=True
-            )
-            row = ThrottleWindow.objects.select_for_update().get(key=key)
+            row = None
+            while row is None:
+                ThrottleWindow.objects.bulk_create(
+                    [ThrottleWindow(key=key, hits=[], expires=0)], ignore_conflicts=True
+                )
+                # A passed window's row that another request purged between the insert
+                # (which found it) and this lock is gone: insert it again.
+                row = ThrottleWindow.objects.select_for_update().filter(key=key).first()
             # Read the clock only once the row is ours, so the stored hits stay in order.
             now = self.clock()
             hits = sorted(t for t in row.hits if t > now - window)

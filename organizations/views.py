@@ -5,6 +5,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lms.errors import validation_error
+from lms.output import Output
 from organizations.selectors import available_invite
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
@@ -13,6 +14,8 @@ from organizations.serializers import (
 )
 from organizations.services import accept_invite
 from organizations.throttling import InviteLookupThrottle
+
+INVITE = Output(InviteSerializer)
 
 TOKEN_PARAMETER = OpenApiParameter(
     "token",
@@ -45,7 +48,7 @@ class InviteLookupView(InviteTokenView):
     )
     def get(self, request, token: str):
         invite = available_invite(token)
-        response = Response(InviteSerializer(invite).data)
+        response = Response(INVITE.one(invite))
         response["Cache-Control"] = "no-store"
         return response
 

@@ -3,6 +3,7 @@ window, the stores' atomicity. (Across server processes: test_invite_throttle_pr
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import threading
@@ -266,3 +267,30 @@ def test_redis_store_clear_forgets_only_throttle_counts(redis_store):
     assert redis_store.hit(key, limit=1, window=60) is None
     assert redis_store.cache.get(other) == 1
     redis_store.cache.delete(other)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_window_purged_by_another_request_meanwhile_is_started_again():
+    """Every hit finds its key's window passed, so every hit purges the others' rows while
+    they are being counted; a row purged between its insert and its lock is inserted again,
+    never a 500 (DoesNotExist)."""
+    clock = itertools.count(1_000_000.0, 100.0)
+    store = DatabaseWindowStore(clock=lambda: next(clock))
+    errors = []
+
+    def hammer(index: int) -> None:
+        try:
+            for _ in range(40):
+                assert store.hit(f"stale-{index % 4}", limit=5, window=60) is None
+        except Exception as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=hammer, args=(i,)) for i in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []

@@ -6,20 +6,17 @@ from the developer's shell) and always stops what it started.
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import os
 import secrets
-import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from tests.processes import get, gunicorn_server
+
+__all__ = ["get", "gunicorn_server"]
+
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 
 
 def clean_env(**overrides: str) -> dict[str, str]:
@@ -58,90 +55,3 @@ def manage(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.
         text=True,
         timeout=timeout,
     )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def gunicorn_command() -> list[str]:
-    """``gunicorn -c gunicorn.conf.py`` from this interpreter's environment."""
-    script = BIN / "gunicorn"
-    if script.exists():
-        return [str(script), "-c", "gunicorn.conf.py"]
-    return [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
-
-
-def get(
-    port: int, path: str, headers: dict[str, str] | None = None, timeout: float = 10
-) -> tuple[int, dict[str, str], bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path, headers=headers or {})
-        response = conn.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        conn.close()
-
-
-@contextlib.contextmanager
-def gunicorn_server(
-    env: dict[str, str],
-    *,
-    log_path: Path,
-    ready_path: str = "/healthz",
-    ready_headers: dict[str, str] | None = None,
-    startup_timeout: float = 30,
-) -> Iterator[int]:
-    """Starts the production server on a free loopback port and yields the port.
-
-    The server is stopped (SIGTERM, then SIGKILL of its process group) whatever happens.
-    """
-    port = free_port()
-    env = {**env, "LMS_BIND": f"127.0.0.1:{port}"}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            gunicorn_command(),
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(
-                    f"gunicorn exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}"
-                )
-            try:
-                status, _, _ = get(port, ready_path, ready_headers, timeout=2)
-                if status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"gunicorn did not answer within {startup_timeout}s:\n"
-                    f"{log_path.read_text()[-4000:]}"
-                )
-            time.sleep(0.1)
-        yield port
-    finally:
-        stop(proc)
-
-
-def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=5)

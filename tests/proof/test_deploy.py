@@ -76,9 +76,12 @@ def production_server(tmp_path_factory):
         result = manage(*step, env=env)
         assert result.returncode == 0, result.stdout + result.stderr
     with gunicorn_server(
-        env, log_path=var_dir / "gunicorn.log", ready_headers={"Host": "lms.example.com"}
-    ) as port:
-        yield port
+        env,
+        log_path=var_dir / "gunicorn.log",
+        ready_path="/healthz",
+        ready_headers={"Host": "lms.example.com"},
+    ) as server:
+        yield server.port
 
 
 def test_admin_login_page_is_served(production_server):

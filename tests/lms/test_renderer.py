@@ -1,0 +1,74 @@
+"""The orjson renderer writes what DRF's JSONRenderer writes, and falls back to it for what
+orjson refuses, so no body changes and none becomes a 500; an output serializer built once
+answers what a new one would."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+
+import pytest
+from django.utils.translation import gettext_lazy
+from rest_framework.exceptions import ErrorDetail
+from rest_framework.renderers import JSONRenderer
+
+from automations.serializers import AutomationSerializer
+from lms.output import Output
+from lms.renderers import OrjsonRenderer
+from tests.automations.factories import AutomationFactory
+
+DOCUMENTS = [
+    {"name": 'Ünïcødé \u2013 日本語 \u2028 "quoted" \\ </script>', "n": 3, "ok": True, "x": None},
+    [1, -2, 2**63 - 1, [], {}, [{"a": [{"b": "c"}]}]],
+    {"detail": ErrorDetail("Not found.", code="not_found"), "lazy": gettext_lazy("Lazy")},
+    {"total": 0, "rows": [], "page": 1, "pageSize": 20},
+]
+
+
+@pytest.mark.parametrize("data", DOCUMENTS)
+def test_bodies_are_byte_for_byte_those_of_drf(data):
+    assert OrjsonRenderer().render(data) == JSONRenderer().render(data)
+
+
+def test_numbers_read_back_the_same():
+    data = {"f": [0.1, 1e-7, 1.5e300, -0.0, 12.0], "d": Decimal("1.10")}
+    assert json.loads(OrjsonRenderer().render(data)) == json.loads(JSONRenderer().render(data))
+
+
+def test_what_orjson_refuses_is_rendered_by_drf():
+    data = {"big": 10**30, "nested": [{"bigger": -(10**40)}]}
+    assert OrjsonRenderer().render(data) == JSONRenderer().render(data)
+
+
+def test_no_body_stays_no_body():
+    assert OrjsonRenderer().render(None) == b""
+
+
+@pytest.mark.django_db
+def test_an_endpoint_answers_drf_bytes_and_indents_on_request(api, owner):
+    automation = AutomationFactory(org=owner.membership.org, name="Ünïcødé ✓")
+    response = api.get(f"/api/automations/{automation.id}", token=owner.token)
+    assert response.status_code == 200
+    assert response.content == JSONRenderer().render(response.json())
+    indented = api.get(
+        f"/api/automations/{automation.id}",
+        token=owner.token,
+        headers={"Accept": "application/json; indent=2"},
+    )
+    assert indented.status_code == 200
+    assert indented.content.startswith(b'{\n  "orgId"')
+    assert indented.json() == response.json()
+
+
+@pytest.mark.django_db
+def test_a_serializer_built_once_answers_what_a_new_one_does(owner):
+    automations = [
+        AutomationFactory(org=owner.membership.org, name=f"Automation {i}") for i in range(3)
+    ]
+    output = Output(AutomationSerializer)
+    assert output.one(automations[0]) == AutomationSerializer(automations[0]).data
+    assert output.many(automations) == AutomationSerializer(automations, many=True).data
+    with ThreadPoolExecutor(4) as pool:  # shared by a worker's threads
+        bodies = list(pool.map(output.one, automations * 20))
+    assert bodies == [AutomationSerializer(a).data for a in automations * 20]
