@@ -1,11 +1,19 @@
 """Automations: when a trigger fires in an organization, run an ordered list of actions."""
 
+import base64
+import secrets
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from automations.registry import describe_problem, validate_automation
 from lms.tenancy import OrgScopedModel
+
+
+def new_signing_secret() -> str:
+    """A Standard Webhooks secret: ``whsec_`` and the base64 of 32 random bytes."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 class Automation(OrgScopedModel):
@@ -19,6 +27,8 @@ class Automation(OrgScopedModel):
     trigger = models.CharField(max_length=64)
     actions = models.JSONField(default=list)
     enabled = models.BooleanField(default=True)
+    # Signs the automation's webhooks; shown once, when the automation is created over the API.
+    signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
 
     class Meta:
         constraints = [
@@ -83,3 +93,55 @@ class Automation(OrgScopedModel):
         ]
         if problems:
             raise ValidationError({"actions": problems})
+
+
+class AutomationRun(OrgScopedModel):
+    """One execution of an automation for one event (at most one per automation and event).
+
+    ``actions`` is the automation's list as it was when the event happened, each entry with
+    its own outcome: ``{"type", "input", "status", "attempts", "lastError", "response"}``.
+    ``due_at`` is when a worker may next take the run: its creation, the time of its next
+    attempt, or, while a worker holds it, the end of that worker's lease. A pending or
+    running run whose ``due_at`` passed long ago lost its hand-off to the worker (a process
+    died) and is enqueued again by the sweep."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    automation = models.ForeignKey(
+        Automation, on_delete=models.CASCADE, related_name="runs", db_index=False
+    )
+    trigger = models.CharField(max_length=64)
+    event_id = models.UUIDField()
+    occurred_at = models.DateTimeField()
+    event_data = models.JSONField(default=dict)
+    depth = models.PositiveSmallIntegerField(default=0)
+    actions = models.JSONField(default=list)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    due_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "automation", "event_id"], name="automation_run_once_per_event"
+            ),
+        ]
+        indexes = [
+            # An automation's runs, newest first.
+            models.Index(
+                fields=["org", "automation", "-created_at", "-id"], name="automation_run_newest"
+            ),
+            # What the sweep looks for: unfinished runs by when they are due.
+            models.Index(
+                fields=["org", "due_at"],
+                name="automation_run_unfinished",
+                condition=Q(status__in=["pending", "running"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.trigger} run of {self.automation_id}"

@@ -138,6 +138,7 @@ MODELS = {
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
     "automations.Automation": "by id in the automation path",
+    "automations.AutomationRun": "listed by its automation's id in the runs path",
     "bundles.Bundle": "listed only, filtered by the caller's organization",
     "bundles.BundleCourse": "admin only",
     "bundles.BundleDownload": "admin only",
