@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from automations.registry import describe_problem, validate_automation
+from automations.definition import check_definition
+from automations.registry import describe_problem
 from lms.tenancy import OrgScopedModel
 
 
@@ -45,16 +46,24 @@ class Automation(OrgScopedModel):
         return self.name
 
     def clean_fields(self, exclude=None) -> None:
-        """The fields' own checks, then the registry's. Per field rather than in clean() so
-        that a field the admin's form could not even parse (``exclude``) is not reported a
-        second time by the registry."""
+        """The fields' own checks, then the definition's (``check_definition``: the registry,
+        then the courses of enroll_in_course), once; a valid one is kept as ``definition``
+        for ``save_automation``. Per field rather than in clean() so that a field the
+        admin's form could not even parse (``exclude``) is not reported a second time."""
         errors: dict[str, list] = {}
         try:
             super().clean_fields(exclude=exclude)
         except ValidationError as exc:
             errors = exc.update_error_dict(errors)
         skip = set(exclude or ()) | set(errors)
-        for path, messages in validate_automation(self.trigger, self.actions).items():
+        if {"trigger", "actions"} <= set(exclude or ()):
+            if errors:
+                raise ValidationError(errors)
+            return  # validated before, at the edge (save_automation's Definition)
+        self.definition, problems = check_definition(
+            org_id=self.org_id, trigger=self.trigger, actions=self.actions
+        )
+        for path, messages in problems.items():
             field = path.split(".", 1)[0]
             if field not in skip:
                 errors.setdefault(field, []).extend(
@@ -62,37 +71,6 @@ class Automation(OrgScopedModel):
                 )
         if errors:
             raise ValidationError(errors)
-
-    def clean(self) -> None:
-        """What the registry cannot know: an ``enroll_in_course`` action names a course of
-        this automation's own organization (another's looks like no course at all)."""
-        super().clean()
-        if self.org_id is None or validate_automation(self.trigger, self.actions):
-            return
-        from learn.models import Course
-
-        wanted = {
-            index: action["input"]["courseId"]
-            for index, action in enumerate(self.actions)
-            if action["type"] == "enroll_in_course"
-        }
-        found = {
-            str(course_id)
-            for course_id in Course.objects.filter(
-                org_id=self.org_id, id__in=set(wanted.values())
-            ).values_list("id", flat=True)
-        }
-        problems = [
-            describe_problem(
-                f"actions.{index}.input.courseId",
-                "No course with this id in the automation's organization.",
-                self.actions,
-            )
-            for index, course_id in wanted.items()
-            if str(course_id).lower() not in found
-        ]
-        if problems:
-            raise ValidationError({"actions": problems})
 
 
 class AutomationRun(OrgScopedModel):

@@ -58,6 +58,7 @@ class InputField:
     check: Check
     doc: str
     required: bool = True
+    schema: dict = field(default_factory=dict)  # as JSON Schema says it (the API's schema)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,24 @@ class ActionType:
     name: str
     description: str
     fields: tuple[InputField, ...] = field(default_factory=tuple)
+
+    def json_schema(self) -> dict:
+        """``{"type": <name>, "input": {...}}`` as JSON Schema (the API's OpenAPI schema)."""
+        return {
+            "type": "object",
+            "title": self.name,
+            "required": ["type", "input"],
+            "additionalProperties": False,
+            "properties": {
+                "type": {"type": "string", "enum": [self.name]},
+                "input": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": [f.name for f in self.fields if f.required],
+                    "properties": {f.name: {**f.schema, "description": f.doc} for f in self.fields},
+                },
+            },
+        }
 
     def validate(self, data: dict, trigger: Trigger | None) -> Problems:
         """Problems of ``data`` keyed by its field names. ``trigger`` is None when unknown
@@ -187,31 +206,76 @@ ACTION_TYPES: dict[str, ActionType] = {
                     "to",
                     _recipient,
                     '"learner", "inviter" (only for invite.accepted) or an e-mail address',
+                    schema={
+                        "anyOf": [
+                            {"type": "string", "enum": ["learner", "inviter"]},
+                            {"type": "string", "format": "email"},
+                        ]
+                    },
                 ),
                 InputField(
-                    "subject", _one_line(200), "non-empty, one line, at most 200 characters"
+                    "subject",
+                    _one_line(200),
+                    "non-empty, one line, at most 200 characters",
+                    schema={
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "pattern": r"^[^\r\n]*\S[^\r\n]*$",
+                    },
                 ),
                 InputField(
-                    "body", _text(20000), "a string (may be empty), at most 20000 characters"
+                    "body",
+                    _text(20000),
+                    "a string (may be empty), at most 20000 characters",
+                    schema={"type": "string", "maxLength": 20000},
                 ),
             ),
         ),
         ActionType(
             "enroll_in_course",
             "Enroll the learner in a course.",
-            (InputField("courseId", _uuid_string, "the course's id (a UUID string)"),),
+            (
+                InputField(
+                    "courseId",
+                    _uuid_string,
+                    "the id of a course of the organization",
+                    schema={"type": "string", "format": "uuid"},
+                ),
+            ),
         ),
         ActionType(
             "webhook",
             "Call an HTTP endpoint with the event as JSON.",
             (
-                InputField("url", _url, "an http or https URL"),
-                InputField("method", _one_of("POST", "PUT"), '"POST" (default) or "PUT"', False),
+                InputField(
+                    "url",
+                    _url,
+                    "an http or https URL",
+                    schema={"type": "string", "format": "uri", "maxLength": 2000},
+                ),
+                InputField(
+                    "method",
+                    _one_of("POST", "PUT"),
+                    '"POST" (default) or "PUT"',
+                    False,
+                    schema={"type": "string", "enum": ["POST", "PUT"]},
+                ),
                 InputField(
                     "headers",
                     _headers,
                     "an object of header names to one-line string values",
                     False,
+                    schema={
+                        "type": "object",
+                        # Names are HTTP tokens (1-100 of !#$%&'*+-.^_`|~ and ASCII
+                        # letters and digits): OpenAPI 3.0 has no way to say so.
+                        "additionalProperties": {
+                            "type": "string",
+                            "maxLength": 1000,
+                            "pattern": r"^[^\r\n]*$",
+                        },
+                    },
                 ),
             ),
         ),

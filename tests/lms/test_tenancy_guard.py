@@ -110,6 +110,21 @@ CASES = {
     ],
     "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
+        (
+            "PATCH",
+            f"/api/automations/{w['automation'].id}",
+            f"/api/automations/{MISSING}",
+            {"enabled": False},
+        ),
+        ("DELETE", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
+    ],
+    "api/automations/<id:id>/runs": lambda w: [
+        (
+            "GET",
+            f"/api/automations/{w['automation'].id}/runs",
+            f"/api/automations/{MISSING}/runs",
+            None,
+        ),
     ],
 }
 # Ids carried in bodies rather than paths.
