@@ -1,7 +1,10 @@
+import json
+
 from django import forms
 from django.contrib import admin
+from django.utils.html import format_html
 
-from automations.models import Automation
+from automations.models import Automation, AutomationRun
 from automations.registry import TRIGGERS, schema_text
 from automations.services import save_automation
 from lms.admin import OrgScopedAdmin
@@ -58,3 +61,51 @@ class AutomationAdmin(OrgScopedAdmin):
             enabled=obj.enabled,
             instance=obj,
         )
+
+
+@admin.register(AutomationRun)
+class AutomationRunAdmin(OrgScopedAdmin):
+    """What happened: each run with its event and every action's outcome. Written by the
+    worker alone; staff look (``manage.py retry_automation_run`` starts a failed one again)."""
+
+    list_display = ["created_at", "automation", "trigger", "status", "depth", "finished_at"]
+    list_filter = ["org", "automation", "status", "trigger"]
+    list_select_related = ["automation"]
+    search_fields = ["automation__name", "event_data__email"]
+    ordering = ["-created_at", "-id"]
+    fields = [
+        "org",
+        "automation",
+        "trigger",
+        "event_id",
+        "occurred_at",
+        "event_json",
+        "depth",
+        "status",
+        "actions_json",
+        "created_at",
+        "due_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="event data")
+    def event_json(self, obj: AutomationRun):
+        return format_html('<pre class="lms-json">{}</pre>', _pretty(obj.event_data))
+
+    @admin.display(description="actions")
+    def actions_json(self, obj: AutomationRun):
+        return format_html('<pre class="lms-json">{}</pre>', _pretty(obj.actions))
+
+    def has_add_permission(self, request, *args):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def _pretty(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)

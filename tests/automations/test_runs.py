@@ -206,3 +206,38 @@ def test_the_sweep_enqueues_runs_overdue_by_a_lease(settings, org, learner):
     (task,) = DBTaskResult.objects.all()
     assert task.args_kwargs["kwargs"] == {"run_id": str(lost.id)}
     assert fresh.id != lost.id
+
+
+def test_the_admin_shows_runs_read_only_filtered_by_automation_status_and_trigger(org, learner):
+    run = _run(org, "enrollment.created", [welcome_email()], {"email": "seen@example.com"})
+    other = _run(org, "course.completed", [welcome_email()], {"email": "other@example.com"})
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    page = staff.get(
+        "/admin/automations/automationrun/",
+        {"automation__id__exact": str(run.automation_id), "status": "pending"},
+    )
+    assert page.status_code == 200
+    assert f"{run.id}/change/" in page.content.decode()
+    assert f"{other.id}/change/" not in page.content.decode()
+    page = staff.get("/admin/automations/automationrun/", {"trigger": "course.completed"})
+    assert f"{other.id}/change/" in page.content.decode()
+    assert f"{run.id}/change/" not in page.content.decode()
+    detail = staff.get(f"/admin/automations/automationrun/{run.id}/change/")
+    assert detail.status_code == 200 and "seen@example.com" in detail.content.decode()
+    assert b'name="_save"' not in detail.content
+    assert staff.get("/admin/automations/automationrun/add/").status_code == 403
+
+
+def test_a_failed_run_is_retried_by_the_command(org, learner):
+    from django.core.management import call_command
+
+    run = _run(org, "enrollment.created", [welcome_email()], {"email": "a@example.com"})
+    run.status, run.actions[0]["status"], run.actions[0]["attempts"] = "failed", "failed", 5
+    run.save()
+    call_command("retry_automation_run", str(run.id))
+    run.refresh_from_db()
+    assert run.status == "pending" and run.actions[0]["attempts"] == 0
+    runs.execute(run.id)
+    run.refresh_from_db()
+    assert run.status == "succeeded"
