@@ -98,13 +98,14 @@ def _lease() -> timedelta:
 
 def claim(run_id: uuid.UUID | str) -> AutomationRun | None:
     """The run, now held by this worker until its lease ends; None when it is finished, not
-    due yet, or held by another worker (a duplicate hand-off is harmless)."""
+    due yet, or held by another worker (a duplicate hand-off is harmless; a task that comes
+    early, from a machine whose clock is ahead, leaves the run to the sweep)."""
     now = timezone.now()
     with transaction.atomic():
         run = (
             AutomationRun.objects.across_orgs()
             .select_for_update()
-            .filter(id=run_id, status__in=UNFINISHED, due_at__lte=now + timedelta(seconds=1))
+            .filter(id=run_id, status__in=UNFINISHED, due_at__lte=now)
             .first()
         )
         if run is None:

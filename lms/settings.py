@@ -258,7 +258,8 @@ SPECTACULAR_SETTINGS = {
 # --- Background work: automations' runs (docs/architecture.md "Events and background work")
 # The Django tasks API; its database backend by default (a worker: `manage.py db_worker`),
 # RQ on Redis with LMS_TASKS_BACKEND=rq and REDIS_URL (a worker: `manage.py rqworker
-# --with-scheduler <queue>`), so that workers can run on other machines.
+# --with-scheduler --job-class django_tasks_rq.Job <queue>`), so that workers can run on
+# other machines.
 LMS_TASKS_BACKEND = os.environ.get("LMS_TASKS_BACKEND", "database")
 LMS_TASKS_QUEUE = os.environ.get("LMS_TASKS_QUEUE", "default")
 if LMS_TASKS_BACKEND == "rq":
