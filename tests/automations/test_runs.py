@@ -241,3 +241,47 @@ def test_a_failed_run_is_retried_by_the_command(org, learner):
     runs.execute(run.id)
     run.refresh_from_db()
     assert run.status == "succeeded"
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "10.1.2.3", "192.168.0.10", "169.254.169.254", "::1", "localhost"]
+)
+def test_webhooks_to_private_addresses_are_refused_by_default(settings, host):
+    from automations.actions import ActionFailed, _public_address
+
+    with pytest.raises(ActionFailed, match="Refused"):
+        _public_address(host, 80)
+    settings.LMS_WEBHOOK_ALLOW_PRIVATE = True
+    assert _public_address(host, 80)
+
+
+def test_a_redirect_is_a_failed_attempt_not_followed(settings, org, learner):
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    hits = []
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            hits.append(self.path)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(302)
+            self.send_header("Location", "/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = HTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    settings.LMS_WEBHOOK_ALLOW_PRIVATE = True
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    run = _run(org, "enrollment.created", [{"type": "webhook", "input": {"url": url}}], {})
+    runs.execute(run.id)
+    server.server_close()
+    run.refresh_from_db()
+    assert hits == ["/hook"]
+    (action,) = run.actions
+    assert action["status"] == "running" and action["response"]["status"] == 302
+    assert "302" in action["lastError"]
