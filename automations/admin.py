@@ -1,12 +1,10 @@
-import json
-
 from django import forms
 from django.contrib import admin
-from django.utils.html import format_html
 
 from automations.models import Automation, AutomationRun
 from automations.registry import TRIGGERS, schema_text
 from automations.services import save_automation
+from learn.admin import ReadOnlyMixin, json_block
 from lms.admin import OrgScopedAdmin
 
 
@@ -64,7 +62,7 @@ class AutomationAdmin(OrgScopedAdmin):
 
 
 @admin.register(AutomationRun)
-class AutomationRunAdmin(OrgScopedAdmin):
+class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
     """What happened: each run with its event and every action's outcome. Written by the
     worker alone; staff look (``manage.py retry_automation_run`` starts a failed one again)."""
 
@@ -91,21 +89,8 @@ class AutomationRunAdmin(OrgScopedAdmin):
 
     @admin.display(description="event data")
     def event_json(self, obj: AutomationRun):
-        return format_html('<pre class="lms-json">{}</pre>', _pretty(obj.event_data))
+        return json_block(obj.event_data)
 
     @admin.display(description="actions")
     def actions_json(self, obj: AutomationRun):
-        return format_html('<pre class="lms-json">{}</pre>', _pretty(obj.actions))
-
-    def has_add_permission(self, request, *args):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-def _pretty(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+        return json_block(obj.actions)
