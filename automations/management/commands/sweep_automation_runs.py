@@ -21,4 +21,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"Enqueued {count} overdue run(s).")
             if not every:
                 return
-            time.sleep(every)
+            try:
+                time.sleep(every)
+            except KeyboardInterrupt:  # Ctrl-C in `make run`: nothing is half done here
+                return
