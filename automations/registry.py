@@ -75,7 +75,8 @@ class ActionType:
             "required": ["type", "input"],
             "additionalProperties": False,
             "properties": {
-                "type": {"type": "string", "enum": [self.name]},
+                # A pattern, not a one-value enum: each enum would become a schema component.
+                "type": {"type": "string", "pattern": f"^{self.name}$"},
                 "input": {
                     "type": "object",
                     "additionalProperties": False,
@@ -281,6 +282,11 @@ ACTION_TYPES: dict[str, ActionType] = {
         ),
     ]
 }
+
+
+# The API schema's names for these sets (lms/settings.py ENUM_NAME_OVERRIDES).
+TRIGGER_NAMES = list(TRIGGERS)
+ACTION_TYPE_NAMES = list(ACTION_TYPES)
 
 
 def validate_automation(trigger: Any, actions: Any) -> Problems:

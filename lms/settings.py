@@ -249,7 +249,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Several components have a "status"; the learner's full set of them gets its own name.
-    "ENUM_NAME_OVERRIDES": {"ProgressStatusEnum": "learn.models.ProgressStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "ProgressStatusEnum": "learn.models.ProgressStatus",
+        "AutomationTriggerEnum": "automations.registry.TRIGGER_NAMES",
+        "ActionTypeEnum": "automations.registry.ACTION_TYPE_NAMES",
+    },
     # ``<id:...>`` path segments are UUIDs (a malformed one is an unknown record, 404).
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "string", "format": "uuid"}},
     "SWAGGER_UI_SETTINGS": {"persistAuthorization": True},
