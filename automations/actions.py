@@ -156,6 +156,10 @@ def _public_address(host: str, port: int) -> str:
     return addresses[0]
 
 
+# Set by the delivery itself: a custom header of these names is left out.
+_RESERVED_HEADERS = {"host", "content-length", "content-type", "transfer-encoding", "connection"}
+
+
 def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
     url = urlsplit(data["url"])
     https = url.scheme == "https"
@@ -176,7 +180,11 @@ def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
     ).encode()
     message_id, timestamp = webhook_id(run, index), int(time.time())
     headers = {
-        **data.get("headers", {}),
+        **{
+            name: value
+            for name, value in data.get("headers", {}).items()
+            if name.lower() not in _RESERVED_HEADERS and not name.lower().startswith("webhook-")
+        },
         "Content-Type": "application/json",
         "User-Agent": "lms-webhooks/1",
         "webhook-id": message_id,

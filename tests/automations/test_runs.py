@@ -285,3 +285,34 @@ def test_a_redirect_is_a_failed_attempt_not_followed(settings, org, learner):
     (action,) = run.actions
     assert action["status"] == "running" and action["response"]["status"] == 302
     assert "302" in action["lastError"]
+
+
+def test_custom_headers_cannot_replace_the_deliverys_own(settings, org):
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            seen.append(self.headers)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(204)
+            self.end_headers()
+
+    server = HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    settings.LMS_WEBHOOK_ALLOW_PRIVATE = True
+    headers = {"Webhook-Id": "forged", "Content-Type": "text/plain", "X-Source": "lms"}
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    hook = {"type": "webhook", "input": {"url": url, "headers": headers}}
+    run = _run(org, "enrollment.created", [hook], {})
+    runs.execute(run.id)
+    server.server_close()
+    (received,) = seen
+    assert received.get_all("webhook-id") == [f"msg_{run.id.hex}_0"]
+    assert received.get_all("content-type") == ["application/json"]
+    assert received["x-source"] == "lms"
