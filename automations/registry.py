@@ -112,12 +112,18 @@ def _names(names) -> str:
 # --- checks ---------------------------------------------------------------------------------
 
 
+# PostgreSQL stores no NUL character in text or JSON: refused here, not failed on save.
+_NO_NUL = "Must not contain NUL characters (U+0000)."
+
+
 def _one_line(max_length: int) -> Check:
     def check(value, trigger):
         if not isinstance(value, str) or not value.strip():
             return "Must be a non-empty string."
         if "\r" in value or "\n" in value:
             return "Must be one line."
+        if "\x00" in value:
+            return _NO_NUL
         if len(value) > max_length:
             return f"Must be at most {max_length} characters."
         return None
@@ -129,6 +135,8 @@ def _text(max_length: int) -> Check:
     def check(value, trigger):
         if not isinstance(value, str):
             return "Must be a string."
+        if "\x00" in value:
+            return _NO_NUL
         if len(value) > max_length:
             return f"Must be at most {max_length} characters."
         return None
@@ -191,8 +199,8 @@ def _headers(value, trigger):
             return f"{name!r} is not a valid header name."
         if not isinstance(header_value, str) or len(header_value) > 1000:
             return f"The value of {name} must be a string of at most 1000 characters."
-        if "\r" in header_value or "\n" in header_value:
-            return f"The value of {name} must be one line."
+        if "\r" in header_value or "\n" in header_value or "\x00" in header_value:
+            return f"The value of {name} must be one line, without NUL characters."
     return None
 
 
@@ -222,14 +230,14 @@ ACTION_TYPES: dict[str, ActionType] = {
                         "type": "string",
                         "minLength": 1,
                         "maxLength": 200,
-                        "pattern": r"^[^\r\n]*\S[^\r\n]*$",
+                        "pattern": r"^[^\r\n\u0000]*[^\s\u0000][^\r\n\u0000]*$",
                     },
                 ),
                 InputField(
                     "body",
                     _text(20000),
                     "a string (may be empty), at most 20000 characters",
-                    schema={"type": "string", "maxLength": 20000},
+                    schema={"type": "string", "maxLength": 20000, "pattern": r"^[^\u0000]*$"},
                 ),
             ),
         ),
@@ -274,7 +282,7 @@ ACTION_TYPES: dict[str, ActionType] = {
                         "additionalProperties": {
                             "type": "string",
                             "maxLength": 1000,
-                            "pattern": r"^[^\r\n]*$",
+                            "pattern": r"^[^\r\n\u0000]*$",
                         },
                     },
                 ),

@@ -53,6 +53,8 @@ def test_creating_answers_the_automation_and_its_signing_secret_once(api, owner)
             {"actions.0.input.url"},
         ),
         ({"actions": "all"}, {"actions"}),
+        ({"actions": [welcome_email(subject="Hi\x00")]}, {"actions.0.input.subject"}),
+        ({"actions": [welcome_email(body="\x00")]}, {"actions.0.input.body"}),
         ({"actions": []}, {"actions"}),
         (
             {
