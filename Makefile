@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a machine with Python 3.11+ and make:
 #   make run    install, migrate, seed the demo data and serve on http://127.0.0.1:8000
-#               (LMS_BIND for another address; 2 workers unless LMS_WORKERS says otherwise)
+#               (LMS_BIND for another address; 2 workers unless LMS_WORKERS says otherwise),
+#               with a task worker for automations beside it (Ctrl-C stops both)
 #   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
@@ -34,21 +35,29 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.python-ok
 # A laptop needs a small server (production sizes from the CPUs in gunicorn.conf.py).
 run serve: export LMS_WORKERS ?= 2
 SERVED_AT = http://$(subst 0.0.0.0,127.0.0.1,$(or $(LMS_BIND),127.0.0.1:8000))
+# The automations' worker (database backend, or RQ with LMS_TASKS_BACKEND=rq) and the sweep
+# that enqueues runs whose worker died, beside gunicorn; Ctrl-C (or gunicorn ending) stops all.
+QUEUE = $(or $(LMS_TASKS_QUEUE),default)
+WORKER = $(if $(filter rq,$(LMS_TASKS_BACKEND)),rqworker --with-scheduler --job-class django_tasks_rq.Job $(QUEUE),db_worker --queue-name $(QUEUE))
+SERVE = $(BIN)/python manage.py $(WORKER) & worker=$$!; \
+	$(BIN)/python manage.py sweep_automation_runs --every 60 & sweeper=$$!; \
+	trap 'kill $$worker $$sweeper 2>/dev/null; wait' EXIT INT TERM; \
+	$(BIN)/gunicorn -c gunicorn.conf.py
 
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py seed_demo
-	@echo "Serving on $(SERVED_AT) (Ctrl-C to stop)"
-	$(BIN)/gunicorn -c gunicorn.conf.py
+	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop)"
+	@$(SERVE)
 
 serve: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	@echo "Serving on $(SERVED_AT) (Ctrl-C to stop; the demo tokens and passwords printed last still work)"
-	$(BIN)/gunicorn -c gunicorn.conf.py
+	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop; the demo tokens and passwords printed last still work)"
+	@$(SERVE)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

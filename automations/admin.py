@@ -1,9 +1,10 @@
 from django import forms
 from django.contrib import admin
 
-from automations.models import Automation
+from automations.models import Automation, AutomationRun
 from automations.registry import TRIGGERS, schema_text
 from automations.services import save_automation
+from learn.admin import ReadOnlyMixin, json_block
 from lms.admin import OrgScopedAdmin
 
 
@@ -58,3 +59,38 @@ class AutomationAdmin(OrgScopedAdmin):
             enabled=obj.enabled,
             instance=obj,
         )
+
+
+@admin.register(AutomationRun)
+class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
+    """What happened: each run with its event and every action's outcome. Written by the
+    worker alone; staff look (``manage.py retry_automation_run`` starts a failed one again)."""
+
+    list_display = ["created_at", "automation", "trigger", "status", "depth", "finished_at"]
+    list_filter = ["org", "automation", "status", "trigger"]
+    list_select_related = ["automation"]
+    search_fields = ["automation__name", "event_data__email"]
+    ordering = ["-created_at", "-id"]
+    fields = [
+        "org",
+        "automation",
+        "trigger",
+        "event_id",
+        "occurred_at",
+        "event_json",
+        "depth",
+        "status",
+        "actions_json",
+        "created_at",
+        "due_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="event data")
+    def event_json(self, obj: AutomationRun):
+        return json_block(obj.event_data)
+
+    @admin.display(description="actions")
+    def actions_json(self, obj: AutomationRun):
+        return json_block(obj.actions)

@@ -3,3 +3,9 @@ from django.apps import AppConfig
 
 class AutomationsConfig(AppConfig):
     name = "automations"
+
+    def ready(self) -> None:
+        from automations.runs import record_runs
+        from lms.events import receiver
+
+        receiver(record_runs)

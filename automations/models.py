@@ -1,11 +1,20 @@
 """Automations: when a trigger fires in an organization, run an ordered list of actions."""
 
+import base64
+import secrets
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from automations.registry import describe_problem, validate_automation
+from automations.definition import check_definition
+from automations.registry import describe_problem
 from lms.tenancy import OrgScopedModel
+
+
+def new_signing_secret() -> str:
+    """A Standard Webhooks secret: ``whsec_`` and the base64 of 32 random bytes."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 class Automation(OrgScopedModel):
@@ -19,6 +28,8 @@ class Automation(OrgScopedModel):
     trigger = models.CharField(max_length=64)
     actions = models.JSONField(default=list)
     enabled = models.BooleanField(default=True)
+    # Signs the automation's webhooks; shown once, when the automation is created over the API.
+    signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
 
     class Meta:
         constraints = [
@@ -35,16 +46,24 @@ class Automation(OrgScopedModel):
         return self.name
 
     def clean_fields(self, exclude=None) -> None:
-        """The fields' own checks, then the registry's. Per field rather than in clean() so
-        that a field the admin's form could not even parse (``exclude``) is not reported a
-        second time by the registry."""
+        """The fields' own checks, then the definition's (``check_definition``: the registry,
+        then the courses of enroll_in_course), once; a valid one is kept as ``definition``
+        for ``save_automation``. Per field rather than in clean() so that a field the
+        admin's form could not even parse (``exclude``) is not reported a second time."""
         errors: dict[str, list] = {}
         try:
             super().clean_fields(exclude=exclude)
         except ValidationError as exc:
             errors = exc.update_error_dict(errors)
         skip = set(exclude or ()) | set(errors)
-        for path, messages in validate_automation(self.trigger, self.actions).items():
+        if {"trigger", "actions"} <= set(exclude or ()):
+            if errors:
+                raise ValidationError(errors)
+            return  # validated before, at the edge (save_automation's Definition)
+        self.definition, problems = check_definition(
+            org_id=self.org_id, trigger=self.trigger, actions=self.actions
+        )
+        for path, messages in problems.items():
             field = path.split(".", 1)[0]
             if field not in skip:
                 errors.setdefault(field, []).extend(
@@ -53,33 +72,54 @@ class Automation(OrgScopedModel):
         if errors:
             raise ValidationError(errors)
 
-    def clean(self) -> None:
-        """What the registry cannot know: an ``enroll_in_course`` action names a course of
-        this automation's own organization (another's looks like no course at all)."""
-        super().clean()
-        if self.org_id is None or validate_automation(self.trigger, self.actions):
-            return
-        from learn.models import Course
 
-        wanted = {
-            index: action["input"]["courseId"]
-            for index, action in enumerate(self.actions)
-            if action["type"] == "enroll_in_course"
-        }
-        found = {
-            str(course_id)
-            for course_id in Course.objects.filter(
-                org_id=self.org_id, id__in=set(wanted.values())
-            ).values_list("id", flat=True)
-        }
-        problems = [
-            describe_problem(
-                f"actions.{index}.input.courseId",
-                "No course with this id in the automation's organization.",
-                self.actions,
-            )
-            for index, course_id in wanted.items()
-            if str(course_id).lower() not in found
+class AutomationRun(OrgScopedModel):
+    """One execution of an automation for one event (at most one per automation and event).
+
+    ``actions`` is the automation's list as it was when the event happened, each entry with
+    its own outcome: ``{"type", "input", "status", "attempts", "lastError", "response"}``.
+    ``due_at`` is when a worker may next take the run: its creation, the time of its next
+    attempt, or, while a worker holds it, the end of that worker's lease. A pending or
+    running run whose ``due_at`` passed long ago lost its hand-off to the worker (a process
+    died) and is enqueued again by the sweep."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    automation = models.ForeignKey(
+        Automation, on_delete=models.CASCADE, related_name="runs", db_index=False
+    )
+    trigger = models.CharField(max_length=64)
+    event_id = models.UUIDField()
+    occurred_at = models.DateTimeField()
+    event_data = models.JSONField(default=dict)
+    depth = models.PositiveSmallIntegerField(default=0)
+    actions = models.JSONField(default=list)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    due_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["org", "automation", "event_id"], name="automation_run_once_per_event"
+            ),
         ]
-        if problems:
-            raise ValidationError({"actions": problems})
+        indexes = [
+            # An automation's runs, newest first.
+            models.Index(
+                fields=["org", "automation", "-created_at", "-id"], name="automation_run_newest"
+            ),
+            # What the sweep looks for: unfinished runs by when they are due.
+            models.Index(
+                fields=["org", "due_at"],
+                name="automation_run_unfinished",
+                condition=Q(status__in=["pending", "running"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.trigger} run of {self.automation_id}"

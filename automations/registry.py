@@ -58,6 +58,7 @@ class InputField:
     check: Check
     doc: str
     required: bool = True
+    schema: dict = field(default_factory=dict)  # as JSON Schema says it (the API's schema)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,25 @@ class ActionType:
     name: str
     description: str
     fields: tuple[InputField, ...] = field(default_factory=tuple)
+
+    def json_schema(self) -> dict:
+        """``{"type": <name>, "input": {...}}`` as JSON Schema (the API's OpenAPI schema)."""
+        return {
+            "type": "object",
+            "title": self.name,
+            "required": ["type", "input"],
+            "additionalProperties": False,
+            "properties": {
+                # A pattern, not a one-value enum: each enum would become a schema component.
+                "type": {"type": "string", "pattern": f"^{self.name}$"},
+                "input": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": [f.name for f in self.fields if f.required],
+                    "properties": {f.name: {**f.schema, "description": f.doc} for f in self.fields},
+                },
+            },
+        }
 
     def validate(self, data: dict, trigger: Trigger | None) -> Problems:
         """Problems of ``data`` keyed by its field names. ``trigger`` is None when unknown
@@ -92,12 +112,18 @@ def _names(names) -> str:
 # --- checks ---------------------------------------------------------------------------------
 
 
+# PostgreSQL stores no NUL character in text or JSON: refused here, not failed on save.
+_NO_NUL = "Must not contain NUL characters (U+0000)."
+
+
 def _one_line(max_length: int) -> Check:
     def check(value, trigger):
         if not isinstance(value, str) or not value.strip():
             return "Must be a non-empty string."
         if "\r" in value or "\n" in value:
             return "Must be one line."
+        if "\x00" in value:
+            return _NO_NUL
         if len(value) > max_length:
             return f"Must be at most {max_length} characters."
         return None
@@ -109,6 +135,8 @@ def _text(max_length: int) -> Check:
     def check(value, trigger):
         if not isinstance(value, str):
             return "Must be a string."
+        if "\x00" in value:
+            return _NO_NUL
         if len(value) > max_length:
             return f"Must be at most {max_length} characters."
         return None
@@ -171,8 +199,8 @@ def _headers(value, trigger):
             return f"{name!r} is not a valid header name."
         if not isinstance(header_value, str) or len(header_value) > 1000:
             return f"The value of {name} must be a string of at most 1000 characters."
-        if "\r" in header_value or "\n" in header_value:
-            return f"The value of {name} must be one line."
+        if "\r" in header_value or "\n" in header_value or "\x00" in header_value:
+            return f"The value of {name} must be one line, without NUL characters."
     return None
 
 
@@ -187,36 +215,86 @@ ACTION_TYPES: dict[str, ActionType] = {
                     "to",
                     _recipient,
                     '"learner", "inviter" (only for invite.accepted) or an e-mail address',
+                    schema={
+                        "anyOf": [
+                            {"type": "string", "enum": ["learner", "inviter"]},
+                            {"type": "string", "format": "email"},
+                        ]
+                    },
                 ),
                 InputField(
-                    "subject", _one_line(200), "non-empty, one line, at most 200 characters"
+                    "subject",
+                    _one_line(200),
+                    "non-empty, one line, at most 200 characters",
+                    schema={
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "pattern": r"^[^\r\n\u0000]*[^\s\u0000][^\r\n\u0000]*$",
+                    },
                 ),
                 InputField(
-                    "body", _text(20000), "a string (may be empty), at most 20000 characters"
+                    "body",
+                    _text(20000),
+                    "a string (may be empty), at most 20000 characters",
+                    schema={"type": "string", "maxLength": 20000, "pattern": r"^[^\u0000]*$"},
                 ),
             ),
         ),
         ActionType(
             "enroll_in_course",
             "Enroll the learner in a course.",
-            (InputField("courseId", _uuid_string, "the course's id (a UUID string)"),),
+            (
+                InputField(
+                    "courseId",
+                    _uuid_string,
+                    "the id of a course of the organization",
+                    schema={"type": "string", "format": "uuid"},
+                ),
+            ),
         ),
         ActionType(
             "webhook",
             "Call an HTTP endpoint with the event as JSON.",
             (
-                InputField("url", _url, "an http or https URL"),
-                InputField("method", _one_of("POST", "PUT"), '"POST" (default) or "PUT"', False),
+                InputField(
+                    "url",
+                    _url,
+                    "an http or https URL",
+                    schema={"type": "string", "format": "uri", "maxLength": 2000},
+                ),
+                InputField(
+                    "method",
+                    _one_of("POST", "PUT"),
+                    '"POST" (default) or "PUT"',
+                    False,
+                    schema={"type": "string", "enum": ["POST", "PUT"]},
+                ),
                 InputField(
                     "headers",
                     _headers,
                     "an object of header names to one-line string values",
                     False,
+                    schema={
+                        "type": "object",
+                        # Names are HTTP tokens (1-100 of !#$%&'*+-.^_`|~ and ASCII
+                        # letters and digits): OpenAPI 3.0 has no way to say so.
+                        "additionalProperties": {
+                            "type": "string",
+                            "maxLength": 1000,
+                            "pattern": r"^[^\r\n\u0000]*$",
+                        },
+                    },
                 ),
             ),
         ),
     ]
 }
+
+
+# The API schema's names for these sets (lms/settings.py ENUM_NAME_OVERRIDES).
+TRIGGER_NAMES = list(TRIGGERS)
+ACTION_TYPE_NAMES = list(ACTION_TYPES)
 
 
 def validate_automation(trigger: Any, actions: Any) -> Problems:

@@ -1,7 +1,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from automations.registry import ACTION_TYPES, TRIGGERS
+from automations.registry import ACTION_TYPES, MAX_ACTIONS, TRIGGERS
+from lms.fields import JsonBooleanField, StrictCharField
 
 
 # Inline enums: a named component ("TypeEnum") could collide with other apps' choices.
@@ -30,3 +31,80 @@ class AutomationSerializer(serializers.Serializer):
     enabled = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+
+
+@extend_schema_field({"type": "string", "enum": list(TRIGGERS)})
+class TriggerInputField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_ACTIONS,
+        "items": {"oneOf": [action.json_schema() for action in ACTION_TYPES.values()]},
+    }
+)
+class ActionsInputField(serializers.JSONField):
+    pass
+
+
+class CreatedAutomationSerializer(AutomationSerializer):
+    signingSecret = serializers.CharField(
+        source="signing_secret",
+        help_text="Signs this automation's webhooks (Standard Webhooks). Shown this once.",
+    )
+
+
+class AutomationWriteSerializer(serializers.Serializer):
+    """The body of a create (or, every field optional, of a partial update). The trigger and
+    actions are checked by the view, against the registry and the organization, once."""
+
+    name = StrictCharField(max_length=200)
+    description = StrictCharField(max_length=10000, required=False, allow_blank=True)
+    # Any JSON value reaches the registry, which names the problem by path.
+    trigger = TriggerInputField(help_text="A trigger of the registry.")
+    actions = ActionsInputField(
+        help_text="In the order they run, each input valid against its type."
+    )
+    enabled = JsonBooleanField(required=False, help_text="Defaults to true.")
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "properties": {"status": {"type": "integer"}, "durationMs": {"type": "integer"}},
+    }
+)
+class ResponseField(serializers.JSONField):
+    pass
+
+
+class RunActionSerializer(serializers.Serializer):
+    type = ActionTypeField()
+    status = serializers.ChoiceField(
+        choices=["pending", "running", "succeeded", "failed", "skipped"]
+    )
+    attempts = serializers.IntegerField()
+    lastError = serializers.CharField(allow_null=True)
+    response = ResponseField(help_text="A webhook's answer, else null.")
+
+
+class RunEventSerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="event_id")
+    type = TriggerField(source="trigger")
+    occurredAt = serializers.DateTimeField(source="occurred_at")
+    data = serializers.DictField(source="event_data")
+
+
+class AutomationRunSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    automationId = serializers.UUIDField(source="automation_id")
+    event = RunEventSerializer(source="*")
+    status = serializers.ChoiceField(choices=["pending", "running", "succeeded", "failed"])
+    depth = serializers.IntegerField(help_text="0 for a person's act; +1 per automation.")
+    actions = RunActionSerializer(many=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 
-from automations.models import Automation
-from automations.registry import validate_automation
+from automations.definition import Definition, check_definition
+from automations.models import Automation, AutomationRun
 from lms.errors import validation_error
+from lms.tenancy import get_or_404
 from organizations.models import Organization
+
+
+def definition_or_error(*, org_id, trigger: Any, actions: Any) -> Definition:
+    """The valid definition, else a validation_error whose details name each offending value
+    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``)."""
+    definition, problems = check_definition(org_id=org_id, trigger=trigger, actions=actions)
+    if definition is None:
+        raise validation_error(problems)
+    return definition
 
 
 @transaction.atomic
@@ -18,27 +29,33 @@ def save_automation(
     *,
     org: Organization,
     name: str,
-    trigger: str,
-    actions: list[dict[str, Any]],
+    trigger: str | None = None,
+    actions: list[dict[str, Any]] | None = None,
+    definition: Definition | None = None,
     description: str = "",
     enabled: bool = True,
     instance: Automation | None = None,
 ) -> Automation:
-    """Create an automation, or update ``instance``, once it is valid against the registry
-    (the same validation the admin's form runs). Problems are a validation_error whose
-    details name each offending value by wire path (``actions.1.input.subject``)."""
-    problems = validate_automation(trigger, actions)
-    if problems:
-        raise validation_error(problems)
+    """Create an automation, or update ``instance``, with ``definition`` (validated at the
+    edge: the API's serializer, or the admin's model validation, which leaves it on the
+    instance). Without one, ``trigger`` and ``actions`` are validated here, as the same
+    ``check_definition`` does. The other fields get the model's own validation; problems
+    are a validation_error keyed by field."""
+    if definition is None:
+        validated = getattr(instance, "definition", None)
+        if validated is not None and validated.describes(trigger, actions):
+            definition = validated
+        else:
+            definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
     automation = instance or Automation()
     automation.org = org
     automation.name = name
     automation.description = description
-    automation.trigger = trigger
-    automation.actions = actions
+    automation.trigger = definition.trigger
+    automation.actions = definition.actions
     automation.enabled = enabled
     try:
-        automation.full_clean()
+        automation.full_clean(exclude=["trigger", "actions"])
     except DjangoValidationError as exc:
         raise validation_error(
             {
@@ -48,3 +65,52 @@ def save_automation(
         ) from None
     automation.save()
     return automation
+
+
+def create_automation(
+    *, org: Organization, name: str, definition: Definition, description: str, enabled: bool
+) -> Automation:
+    _check_name_free(org=org, name=name)
+    return save_automation(
+        org=org, name=name, definition=definition, description=description, enabled=enabled
+    )
+
+
+@transaction.atomic
+def update_automation(
+    *, org: Organization, automation_id: uuid.UUID, changes: dict[str, Any]
+) -> Automation:
+    """Apply ``changes`` (wire names, validated at the edge except the definition, which
+    depends on the record: the trigger and actions it ends up with are checked together).
+    Unknown or foreign automation: NotFound. The row is locked while it changes."""
+    automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
+    trigger = changes.get("trigger", automation.trigger)
+    actions = changes.get("actions", automation.actions)
+    definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
+    name = changes.get("name", automation.name)
+    if name != automation.name:
+        _check_name_free(org=org, name=name, exclude=automation.id)
+    return save_automation(
+        org=org,
+        name=name,
+        definition=definition,
+        description=changes.get("description", automation.description),
+        enabled=changes.get("enabled", automation.enabled),
+        instance=automation,
+    )
+
+
+@transaction.atomic
+def delete_automation(*, org: Organization, automation_id: uuid.UUID) -> None:
+    """Delete the automation and its runs. Unknown or foreign automation: NotFound."""
+    automation = get_or_404(Automation.objects.for_org(org).only("id"), id=automation_id)
+    AutomationRun.objects.for_org(org).filter(automation=automation).delete()
+    automation.delete()
+
+
+def _check_name_free(*, org: Organization, name: str, exclude: uuid.UUID | None = None) -> None:
+    taken = Automation.objects.for_org(org).filter(name=name)
+    if exclude is not None:
+        taken = taken.exclude(id=exclude)
+    if taken.exists():
+        raise validation_error({"name": ["Another automation of the organization has this name."]})

@@ -1,20 +1,81 @@
 from drf_spectacular.utils import extend_schema
+from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from automations.models import Automation
-from automations.serializers import AutomationSerializer
+from automations import services
+from automations.models import Automation, AutomationRun
+from automations.serializers import (
+    AutomationRunSerializer,
+    AutomationSerializer,
+    AutomationWriteSerializer,
+    CreatedAutomationSerializer,
+)
 from lms.output import Output
+from lms.pagination import EnvelopePagination
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from organizations.permissions import IsOrgAdmin
 
 AUTOMATION = Output(AutomationSerializer)
 
 
+class AutomationListView(OrgScopedViewMixin, generics.ListAPIView):
+    """GET and POST /api/automations (contract 7.1): owner, admin."""
+
+    model = Automation
+    permission_classes = [IsOrgAdmin]
+    serializer_class = AutomationSerializer
+    pagination_class = EnvelopePagination
+    filter_backends: list = []
+    omit_error_statuses = ("404", "429")
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Automation.objects.none()
+        return self.scoped().order_by("-created_at", "-id")
+
+    @extend_schema(
+        operation_id="list_automations",
+        summary="List automations (owner, admin), newest first",
+        responses=AutomationSerializer(many=True),
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="create_automation",
+        summary="Create an automation (owner, admin); its signing secret is shown this once",
+        request=AutomationWriteSerializer,
+        responses={201: CreatedAutomationSerializer},
+    )
+    def post(self, request):
+        body = AutomationWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        definition = services.definition_or_error(
+            org_id=self.org.id, trigger=data["trigger"], actions=data["actions"]
+        )
+        automation = services.create_automation(
+            org=self.org,
+            name=data["name"],
+            description=data.get("description", ""),
+            definition=definition,
+            enabled=data.get("enabled", True),
+        )
+        response = Response(CreatedAutomationSerializer(automation).data, status=201)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
 class AutomationDetailView(OrgScopedViewMixin, APIView):
     model = Automation
     permission_classes = [IsOrgAdmin]
-    omit_error_statuses = ("400", "429")  # no body to validate, no throttle
+
+    @property
+    def omit_error_statuses(self) -> tuple[str, ...]:
+        # No throttle; a body to validate only on PATCH.
+        method = getattr(getattr(self, "request", None), "method", "GET")
+        return ("429",) if method == "PATCH" else ("400", "429")
 
     @extend_schema(
         operation_id="read_automation",
@@ -24,3 +85,53 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
     def get(self, request, id):  # the interface names the path parameter "id"
         automation = get_or_404(self.scoped(), id=id)
         return Response(AUTOMATION.one(automation))
+
+    @extend_schema(
+        operation_id="update_automation",
+        summary="Change an automation (owner, admin): the fields sent",
+        request=AutomationWriteSerializer(partial=True),
+        responses={200: AutomationSerializer},
+    )
+    def patch(self, request, id):
+        body = AutomationWriteSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        automation = services.update_automation(
+            org=self.org,
+            automation_id=id,
+            changes=body.validated_data,
+        )
+        return Response(AutomationSerializer(automation).data)
+
+    @extend_schema(
+        operation_id="delete_automation",
+        summary="Delete an automation and its runs (owner, admin)",
+        responses={204: None},
+    )
+    def delete(self, request, id):
+        services.delete_automation(org=self.org, automation_id=id)
+        return Response(status=204)
+
+
+class AutomationRunListView(OrgScopedViewMixin, generics.ListAPIView):
+    """GET /api/automations/{id}/runs (contract 7.1): owner, admin; newest first."""
+
+    model = AutomationRun
+    permission_classes = [IsOrgAdmin]
+    serializer_class = AutomationRunSerializer
+    pagination_class = EnvelopePagination
+    filter_backends: list = []
+    omit_error_statuses = ("429",)
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return AutomationRun.objects.none()
+        return self.scoped().filter(automation_id=self.kwargs["id"]).order_by("-created_at", "-id")
+
+    @extend_schema(
+        operation_id="list_automation_runs",
+        summary="An automation's runs (owner, admin), newest first",
+        responses=AutomationRunSerializer(many=True),
+    )
+    def get(self, request, id):
+        get_or_404(Automation.objects.for_org(self.org).only("id"), id=id)
+        return super().get(request, id=id)

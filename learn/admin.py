@@ -20,6 +20,7 @@ from learn.models import (
     Progress,
     ProgressReport,
 )
+from learn.services import enroll
 from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin
 
 
@@ -161,6 +162,14 @@ class EnrollmentAdmin(OrgScopedAdmin):
         if db_field.name == "membership":
             field.queryset = field.queryset.select_related("user", "org")
         return field
+
+    def save_model(self, request, obj, form, change):
+        """A new enrollment goes through the enrolment service (its enrollment.created)."""
+        if change:
+            return super().save_model(request, obj, form, change)
+        saved = enroll(membership=obj.membership, course=obj.course)
+        obj.pk, obj.org_id, obj.created_at = saved.pk, saved.org_id, saved.created_at
+        obj._state.adding = False
 
 
 def pretty_json(value) -> str:

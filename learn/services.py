@@ -12,6 +12,7 @@ from learn.course_completion import complete_course_if_done
 from learn.errors import NotEnrolled
 from learn.models import Course, Enrollment, Progress, ProgressReport
 from learn.selectors import progress_target
+from lms.events import Event, emit
 from organizations.models import Membership, Organization
 
 
@@ -57,10 +58,26 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
         # A completed activity stays completed: its reports are stored, its state is final.
         row.state = completion.visit(row.state, [received.report for received in reports])
     decision = completion.decide(activity.completion_settings, row.state, previous=row.status)
-    if decision.status == completion.COMPLETED and row.completed_at is None:
+    first_completion = decision.status == completion.COMPLETED and row.completed_at is None
+    if first_completion:
         row.completed_at = now
     row.status, row.progress = decision.status, decision.progress
     row.save(update_fields=["state", "status", "progress", "completed_at", "updated_at"])
+    if first_completion:
+        # Once: the row is locked, so of concurrent reports one sees it not completed yet.
+        emit(
+            Event(
+                type="activity.completed",
+                org_id=org.id,
+                occurred_at=now,
+                data={
+                    "activityId": str(activity.id),
+                    "courseId": str(activity.course_id),
+                    "memberId": str(membership.id),
+                    "email": membership.user.email,
+                },
+            )
+        )
     if decision.status == completion.COMPLETED:
         complete_course_if_done(
             org=org, membership=membership, course_id=activity.course_id, now=now
@@ -106,11 +123,28 @@ def _locked_progress(*, org: Organization, membership: Membership, activity, now
 
 
 @transaction.atomic
-def enroll(*, membership: Membership, course: Course) -> Enrollment:
-    """The member's enrollment in the course (created once; enrolling again is a no-op)."""
+def enroll(*, membership: Membership, course: Course, depth: int = 0) -> Enrollment:
+    """The member's enrollment in the course, created once (enrolling again is a no-op) as
+    an ``enrollment.created`` event. The admin, commands and automations all enroll here;
+    ``depth`` is that of the automation run that enrolls (0 for a person)."""
     if membership.org_id != course.org_id:
         raise ValueError("A member can only be enrolled in a course of their organization.")
-    enrollment, _ = Enrollment.objects.get_or_create(
+    enrollment, created = Enrollment.objects.get_or_create(
         org_id=course.org_id, membership=membership, course=course
     )
+    if created:
+        emit(
+            Event(
+                type="enrollment.created",
+                org_id=course.org_id,
+                occurred_at=enrollment.created_at,
+                depth=depth,
+                data={
+                    "enrollmentId": str(enrollment.id),
+                    "courseId": str(course.id),
+                    "memberId": str(membership.id),
+                    "email": membership.user.email,
+                },
+            )
+        )
     return enrollment

@@ -65,3 +65,12 @@ class QueryIntegerField(serializers.IntegerField):
             return int(data)
         except ValueError:  # more digits than Python converts: far out of range anyway
             self.fail("max_string_length")
+
+
+class JsonBooleanField(serializers.BooleanField):
+    """A JSON true or false in a body, never a string or a number read as one."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data

@@ -54,6 +54,8 @@ INSTALLED_APPS = [
     "bundles",
     "automations",
     "axes",
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
@@ -247,11 +249,56 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Several components have a "status"; the learner's full set of them gets its own name.
-    "ENUM_NAME_OVERRIDES": {"ProgressStatusEnum": "learn.models.ProgressStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "ProgressStatusEnum": "learn.models.ProgressStatus",
+        "AutomationTriggerEnum": "automations.registry.TRIGGER_NAMES",
+        "ActionTypeEnum": "automations.registry.ACTION_TYPE_NAMES",
+    },
     # ``<id:...>`` path segments are UUIDs (a malformed one is an unknown record, 404).
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "string", "format": "uuid"}},
     "SWAGGER_UI_SETTINGS": {"persistAuthorization": True},
 }
+
+# --- Background work: automations' runs (docs/architecture.md "Events and background work")
+# The Django tasks API; its database backend by default (a worker: `manage.py db_worker`),
+# RQ on Redis with LMS_TASKS_BACKEND=rq and REDIS_URL (a worker: `manage.py rqworker
+# --with-scheduler --job-class django_tasks_rq.Job <queue>`), so that workers can run on
+# other machines.
+LMS_TASKS_BACKEND = os.environ.get("LMS_TASKS_BACKEND", "database")
+LMS_TASKS_QUEUE = os.environ.get("LMS_TASKS_QUEUE", "default")
+if LMS_TASKS_BACKEND == "rq":
+    if not REDIS_URL:
+        raise ImproperlyConfigured("LMS_TASKS_BACKEND=rq needs REDIS_URL.")
+    INSTALLED_APPS.append("django_rq")
+    RQ_QUEUES = {LMS_TASKS_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}}
+    _tasks_backend = "django_tasks_rq.RQBackend"
+elif LMS_TASKS_BACKEND == "database":
+    _tasks_backend = "django_tasks_db.DatabaseBackend"
+else:
+    raise ImproperlyConfigured("LMS_TASKS_BACKEND must be database or rq.")
+TASKS = {"default": {"BACKEND": _tasks_backend, "QUEUES": [LMS_TASKS_QUEUE]}}
+# Each failed action is tried again after this many seconds, doubling, up to 5 attempts.
+LMS_AUTOMATION_RETRY_BASE_SECONDS = float(os.environ.get("LMS_AUTOMATION_RETRY_BASE_SECONDS", "10"))
+LMS_AUTOMATION_ATTEMPTS = 5
+# How long a worker holds a run it took; a run still unfinished this long after it was due
+# is enqueued again by `manage.py sweep_automation_runs` (its worker died).
+LMS_AUTOMATION_LEASE_SECONDS = float(os.environ.get("LMS_AUTOMATION_LEASE_SECONDS", "60"))
+LMS_WEBHOOK_ALLOW_PRIVATE = env_bool("LMS_WEBHOOK_ALLOW_PRIVATE", False)
+LMS_WEBHOOK_TIMEOUT_SECONDS = 10.0
+
+# --- E-mail: printed to the console unless LMS_EMAIL_HOST names an SMTP server -------------
+EMAIL_HOST = os.environ.get("LMS_EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = int(os.environ.get("LMS_EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("LMS_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("LMS_EMAIL_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("LMS_EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("LMS_EMAIL_FROM", "lms@localhost")
 
 # --- Logging: one JSON object a line, each with the request id ----------------------------
 LOG_LEVEL = os.environ.get("LMS_LOG_LEVEL", "INFO").upper()

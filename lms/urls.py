@@ -18,7 +18,7 @@ urlpatterns = [
     path("api/learn/", include("learn.urls")),
     path("api/bundles", include("bundles.urls")),
     path("api/organizations/", include("organizations.urls")),
-    path("api/automations/", include("automations.urls")),
+    path("api/automations", include("automations.urls")),
 ]
 
 handler400 = "lms.errors.bad_request_view"

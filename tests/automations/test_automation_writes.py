@@ -205,3 +205,14 @@ def test_enroll_in_course_must_name_a_course_of_the_same_organization(org, other
     }
     enroll["input"]["courseId"] = str(mine.id)
     automation.full_clean()  # its own organization's course is fine
+
+
+def test_the_admin_validates_a_definition_once(org, superuser_client, monkeypatch):
+    from automations import definition
+
+    calls = []
+    real = definition.validate_automation
+    monkeypatch.setattr(definition, "validate_automation", lambda *a: calls.append(a) or real(*a))
+    response = superuser_client.post("/admin/automations/automation/add/", form_data(org))
+    assert response.status_code == 302
+    assert len(calls) == 1

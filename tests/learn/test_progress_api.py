@@ -482,8 +482,9 @@ def test_query_count_does_not_grow_with_the_reports(
 def test_query_count_of_a_first_report(api, enrolled, make_activity, django_assert_num_queries):
     activity = make_activity()
     # + insert-or-ignore of the progress row and its locking read; the activity completes
-    # its course: + the enrollment lock, the count, the course completion.
-    with django_assert_num_queries(12):
+    # its course: + the enrollment lock, the count, the course completion; and each of its
+    # two events (activity.completed, course.completed) + the look-up of their automations.
+    with django_assert_num_queries(14):
         answer(report(api, enrolled, activity, {"type": "complete"}))
 
 
@@ -495,8 +496,8 @@ def test_query_count_with_an_idempotency_key(
     headers = {"Idempotency-Key": "q"}
     # + the key lookup, the purge of the caller's expired keys and the stored answer, and the
     # savepoint of the write inside the transaction that stores the answer; and the course
-    # completion's three.
-    with django_assert_num_queries(15):
+    # completion's three; and the two events' look-ups of automations.
+    with django_assert_num_queries(17):
         answer(report(api, enrolled, activity, {"type": "complete"}, headers=headers))
     # A replay: token and the key lookup.
     with django_assert_num_queries(2):

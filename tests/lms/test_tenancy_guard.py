@@ -110,6 +110,21 @@ CASES = {
     ],
     "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
+        (
+            "PATCH",
+            f"/api/automations/{w['automation'].id}",
+            f"/api/automations/{MISSING}",
+            {"enabled": False},
+        ),
+        ("DELETE", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
+    ],
+    "api/automations/<id:id>/runs": lambda w: [
+        (
+            "GET",
+            f"/api/automations/{w['automation'].id}/runs",
+            f"/api/automations/{MISSING}/runs",
+            None,
+        ),
     ],
 }
 # Ids carried in bodies rather than paths.
@@ -138,6 +153,7 @@ MODELS = {
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
     "automations.Automation": "by id in the automation path",
+    "automations.AutomationRun": "listed by its automation's id in the runs path",
     "bundles.Bundle": "listed only, filtered by the caller's organization",
     "bundles.BundleCourse": "admin only",
     "bundles.BundleDownload": "admin only",

@@ -21,6 +21,7 @@ examples and coverage cases schemathesis derives from the schema.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -177,10 +178,49 @@ def keep_cross_field_rules(case) -> None:
             report["maxScore"] = max(report["score"], report["maxScore"])
 
 
+_AUTOMATION_NUMBERS = itertools.count(1)
+
+
+def keep_automation_rules(case, manifest: dict[str, Any]) -> None:
+    """What an automation's schema cannot say: its name is unique in the organization, a
+    course is one of the organization's, "inviter" exists only when an invite is accepted
+    (so a PATCH of the trigger alone is checked against the stored actions), and a URL or
+    an e-mail address is one Django's validators take. Cases meant to be valid keep them."""
+    body = getattr(case, "body", None)
+    meta = case.meta
+    if not case.operation.path.startswith("/api/automations") or not isinstance(body, dict):
+        return
+    if meta and meta.is_negative_at(ParameterLocation.BODY):
+        return
+    if isinstance(body.get("name"), str):
+        body["name"] = f"{body['name'][:180]} #{next(_AUTOMATION_NUMBERS)}"
+    if case.method.upper() == "PATCH" and "actions" not in body:
+        body.pop("trigger", None)
+    courses = [course["id"] for course in manifest.get("org", {}).get("courses") or []]
+    for action in body.get("actions") or []:
+        data = action.get("input") if isinstance(action, dict) else None
+        if not isinstance(data, dict):
+            continue
+        if "url" in data:
+            data["url"] = "https://hooks.example.com/fuzz"
+        if isinstance(data.get("headers"), dict):
+            data["headers"] = {
+                re.sub(r"[^A-Za-z0-9-]", "", name)[:100] or "X-Fuzz": value
+                for name, value in data["headers"].items()
+            }
+        if "courseId" in data and courses:
+            data["courseId"] = courses[0]
+        if "to" in data and (data["to"] != "inviter" or body.get("trigger") != "invite.accepted"):
+            data["to"] = "learner" if data["to"] == "inviter" else data["to"]
+            if data["to"] not in ("learner", "inviter"):
+                data["to"] = "someone@example.com"
+
+
 def run_case(run: str, case, manifest: dict[str, Any]) -> None:
     fuzz_stats.cases[f"{run}: {case.operation.label}"] += 1
     use_known_ids(case, manifest)
     keep_cross_field_rules(case)
+    keep_automation_rules(case, manifest)
     headers = {}
     meta = case.meta
     negative_headers = bool(meta and meta.is_negative_at(ParameterLocation.HEADER))

@@ -1,0 +1,221 @@
+"""What each action type of the registry does, in the worker. ``perform`` never raises for
+an action's own failure: it answers an ``Outcome`` whose ``error`` says what went wrong."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import http.client
+import ipaddress
+import json
+import re
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.mail import send_mail
+
+from automations.models import Automation, AutomationRun
+from learn.models import Activity, Course
+from learn.services import enroll
+from organizations.models import Membership, Organization
+
+
+@dataclass(frozen=True)
+class Outcome:
+    error: str | None = None
+    response: dict[str, Any] | None = None
+
+
+class ActionFailed(Exception):
+    pass
+
+
+def perform(run: AutomationRun, index: int) -> Outcome:
+    action = run.actions[index]
+    try:
+        return PERFORMERS[action["type"]](run, index, action["input"])
+    except ActionFailed as exc:
+        return Outcome(error=str(exc))
+    except Exception as exc:  # an attempt that broke is a failed attempt, retried
+        return Outcome(error=f"{type(exc).__name__}: {exc}"[:1000])
+
+
+# --- send_email ------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_.]+)\s*\}\}")
+
+
+def _member(run: AutomationRun, member_id: Any) -> Membership | None:
+    if not member_id:
+        return None
+    return Membership.objects.filter(org_id=run.org_id, id=member_id).select_related("user").first()
+
+
+def placeholders(run: AutomationRun) -> dict[str, str]:
+    """The values ``{{ ... }}`` may name, for this run's event (text, never markup)."""
+    data = run.event_data
+    values = {"org.name": Organization.objects.get(id=run.org_id).name}
+    learner = _member(run, data.get("memberId"))
+    if learner is not None:
+        values["learner.firstName"] = learner.user.first_name
+        values["learner.email"] = learner.user.email
+    if data.get("courseId"):
+        course = Course.objects.filter(org_id=run.org_id, id=data["courseId"]).first()
+        values["course.title"] = course.title if course else ""
+    if data.get("activityId"):
+        activity = Activity.objects.filter(org_id=run.org_id, id=data["activityId"]).first()
+        values["activity.title"] = activity.title if activity else ""
+    return values
+
+
+def render(text: str, values: dict[str, str]) -> str:
+    """``{{ name }}`` replaced by its value, unknown names by nothing. The values are
+    inserted as they are, never read as templates themselves."""
+    return _PLACEHOLDER.sub(lambda found: values.get(found.group(1), ""), text)
+
+
+def _recipient(run: AutomationRun, to: str) -> str:
+    if to == "learner":
+        address = run.event_data.get("email")
+    elif to == "inviter":
+        inviter = _member(run, run.event_data.get("invitedBy"))
+        address = inviter.user.email if inviter else None
+    else:
+        address = to
+    if not address:
+        raise ActionFailed(f"There is no {to} to write to for this event.")
+    return address
+
+
+def send_email(run: AutomationRun, index: int, data: dict) -> Outcome:
+    values = placeholders(run)
+    subject = " ".join(render(data["subject"], values).split())  # one line, whatever was in it
+    send_mail(
+        subject,
+        render(data["body"], values),
+        settings.DEFAULT_FROM_EMAIL,
+        [_recipient(run, data["to"])],
+    )
+    return Outcome()
+
+
+# --- enroll_in_course ------------------------------------------------------------------------
+
+
+def enroll_in_course(run: AutomationRun, index: int, data: dict) -> Outcome:
+    course = Course.objects.filter(org_id=run.org_id, id=data["courseId"]).first()
+    if course is None:
+        raise ActionFailed("The course no longer exists.")
+    member = _member(run, run.event_data.get("memberId"))
+    if member is None:
+        raise ActionFailed("The event's member no longer exists.")
+    enroll(membership=member, course=course, depth=run.depth + 1)
+    return Outcome()
+
+
+# --- webhook ---------------------------------------------------------------------------------
+
+
+def webhook_id(run: AutomationRun, index: int) -> str:
+    """The delivery's id: the same for every attempt of this action of this run."""
+    return f"msg_{run.id.hex}_{index}"
+
+
+def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """The Standard Webhooks signature header value of a delivery."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def iso(moment) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _public_address(host: str, port: int) -> str:
+    """An address ``host`` resolves to; refuses loopback, private, link-local and other
+    non-public addresses unless LMS_WEBHOOK_ALLOW_PRIVATE is on."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ActionFailed(f"Cannot resolve {host}: {exc}") from None
+    addresses = [info[4][0] for info in found]
+    if not settings.LMS_WEBHOOK_ALLOW_PRIVATE:
+        for address in addresses:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            if not ip.is_global or ip.is_multicast:
+                raise ActionFailed(
+                    f"Refused: {host} resolves to {address}, a loopback, private or link-local "
+                    "address (LMS_WEBHOOK_ALLOW_PRIVATE=true allows it)."
+                )
+    return addresses[0]
+
+
+# Set by the delivery itself: a custom header of these names is left out.
+_RESERVED_HEADERS = {"host", "content-length", "content-type", "transfer-encoding", "connection"}
+
+
+def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
+    url = urlsplit(data["url"])
+    https = url.scheme == "https"
+    port = url.port or (443 if https else 80)
+    address = _public_address(url.hostname or "", port)
+    secret = Automation.objects.filter(org_id=run.org_id, id=run.automation_id).values_list(
+        "signing_secret", flat=True
+    )[0]
+    body = json.dumps(
+        {
+            "type": run.trigger,
+            "timestamp": iso(run.occurred_at),
+            "data": run.event_data,
+            "automationId": str(run.automation_id),
+            "runId": str(run.id),
+        },
+        separators=(",", ":"),
+    ).encode()
+    message_id, timestamp = webhook_id(run, index), int(time.time())
+    headers = {
+        **{
+            name: value
+            for name, value in data.get("headers", {}).items()
+            if name.lower() not in _RESERVED_HEADERS and not name.lower().startswith("webhook-")
+        },
+        "Content-Type": "application/json",
+        "User-Agent": "lms-webhooks/1",
+        "webhook-id": message_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": sign(secret, message_id, timestamp, body),
+    }
+    connection_class = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    connection = connection_class(url.hostname, port, timeout=settings.LMS_WEBHOOK_TIMEOUT_SECONDS)
+    # Connect to the address that was checked, not to whatever a second lookup answers.
+    connection._create_connection = lambda _, *args, **kwargs: socket.create_connection(
+        (address, port), *args, **kwargs
+    )
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    started = time.monotonic()
+    try:
+        connection.request(data.get("method", "POST"), path, body=body, headers=headers)
+        answer = connection.getresponse()
+        answer.read(64 * 1024)
+    except (OSError, http.client.HTTPException) as exc:
+        raise ActionFailed(f"{type(exc).__name__}: {exc}"[:1000]) from None
+    finally:
+        connection.close()
+    response = {"status": answer.status, "durationMs": round((time.monotonic() - started) * 1000)}
+    if 200 <= answer.status < 300:
+        return Outcome(response=response)
+    # Redirects are not followed: like any other answer that is not 2xx, tried again.
+    return Outcome(error=f"The endpoint answered {answer.status}.", response=response)
+
+
+PERFORMERS = {
+    "send_email": send_email,
+    "enroll_in_course": enroll_in_course,
+    "webhook": webhook,
+}

@@ -1,0 +1,63 @@
+"""An automation's definition (its trigger and ordered actions), validated once.
+
+``check_definition`` is the one validation: the registry's, then what the registry cannot
+know (an ``enroll_in_course`` course is of the automation's own organization). It answers
+the problems keyed by wire path, or a ``Definition``: the typed value that the API's
+serializer and the admin's model validation hand inward, which ``save_automation`` trusts
+without validating it again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from automations.registry import Problems, validate_automation
+
+
+@dataclass(frozen=True)
+class Definition:
+    trigger: str
+    actions: list[dict[str, Any]]
+
+    def describes(self, trigger: Any, actions: Any) -> bool:
+        return (self.trigger, self.actions) == (trigger, actions)
+
+
+def check_definition(
+    *, org_id: uuid.UUID | None, trigger: Any, actions: Any
+) -> tuple[Definition | None, Problems]:
+    """(the definition, {}) when valid, else (None, problems by wire path). Without an
+    organization (not chosen yet in a form) the courses are not checked, and no definition
+    is answered."""
+    problems = validate_automation(trigger, actions)
+    if problems or org_id is None:
+        return None, problems
+    problems = _foreign_courses(org_id, actions)
+    return (None, problems) if problems else (Definition(trigger, actions), {})
+
+
+def _foreign_courses(org_id: uuid.UUID, actions: list[dict]) -> Problems:
+    from learn.models import Course
+
+    wanted = {
+        index: str(action["input"]["courseId"]).lower()
+        for index, action in enumerate(actions)
+        if action["type"] == "enroll_in_course"
+    }
+    if not wanted:
+        return {}
+    found = {
+        str(course_id)
+        for course_id in Course.objects.filter(
+            org_id=org_id, id__in=set(wanted.values())
+        ).values_list("id", flat=True)
+    }
+    return {
+        f"actions.{index}.input.courseId": [
+            "No course with this id in the automation's organization."
+        ]
+        for index, course_id in wanted.items()
+        if course_id not in found
+    }

@@ -1,0 +1,18 @@
+"""The automations' work for the task framework's worker (the Django tasks API)."""
+
+from django.conf import settings
+from django_tasks import task
+
+from automations import runs
+
+
+@task(queue_name=settings.LMS_TASKS_QUEUE)
+def start_runs(run_ids: list[str]) -> None:
+    """New runs of one event: one task each, so that several workers share them."""
+    for run_id in run_ids:
+        runs.enqueue(execute_run, run_id=run_id)
+
+
+@task(queue_name=settings.LMS_TASKS_QUEUE)
+def execute_run(run_id: str) -> None:
+    runs.execute(run_id)

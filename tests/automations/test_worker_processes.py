@@ -1,0 +1,250 @@
+"""Automations run in a real worker process (contract 7.2), on the suite's database engine:
+gunicorn answers the request that causes an event, db_worker executes the run, and a real
+HTTP receiver on the loopback gets the signed webhooks. Once more on Redis with rqworker."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import itertools
+import json
+import os
+import socket
+import time
+
+import pytest
+
+from tests.automations.workers import SETUP, Receiver, deployment, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+_numbers = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    found = Receiver()
+    yield found
+    found.close()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    with deployment(tmp_path_factory.mktemp("worker")) as deployed:
+        yield deployed
+
+
+def world(stack) -> dict:
+    return stack.django(SETUP % {"n": f"{os.getpid()}-{next(_numbers)}"})
+
+
+def create(stack, w, trigger: str, actions: list, **fields) -> dict:
+    body = {"name": f"{trigger} {next(_numbers)}", "trigger": trigger, "actions": actions}
+    status, created = stack.call("POST", "/api/automations", w["owner"], {**body, **fields})
+    assert status == 201, created
+    return created
+
+
+def hook(receiver, path: str, **fields) -> dict:
+    return {"type": "webhook", "input": {"url": receiver.url + path, **fields}}
+
+
+def complete(stack, w, activity: str) -> tuple[int, float]:
+    started = time.monotonic()
+    status, answer = stack.call(
+        "POST",
+        "/api/learn/progress",
+        w["learner"],
+        {"activity": activity, "reports": [{"type": "complete"}]},
+    )
+    assert status == 200, answer
+    return answer, time.monotonic() - started
+
+
+def verify(secret: str, delivery: dict) -> dict:
+    """A receiver's check of a Standard Webhooks signature (as docs/api.md shows it)."""
+    headers = delivery["headers"]
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode()
+    expected = base64.b64encode(hmac.new(key, signed + delivery["body"], hashlib.sha256).digest())
+    signatures = [s.split(",", 1)[1] for s in headers["webhook-signature"].split()]
+    assert any(hmac.compare_digest(expected.decode(), s) for s in signatures)
+    assert abs(time.time() - int(headers["webhook-timestamp"])) < 60
+    return json.loads(delivery["body"])
+
+
+def finished(stack, w, automation_id: str, count: int = 1):
+    def done():
+        rows = stack.runs(w["owner"], automation_id)
+        return rows if len(rows) == count and all(r["finishedAt"] for r in rows) else None
+
+    return wait_for(done, what="the runs to finish")
+
+
+def test_an_activity_completed_once_sends_one_signed_webhook(stack, receiver):
+    w = world(stack)
+    path = f"/ok/{next(_numbers)}"
+    created = create(
+        stack, w, "activity.completed", [hook(receiver, path, headers={"X-Source": "lms"})]
+    )
+    activity = w["courses"][0]["activity"]
+    answer, _ = complete(stack, w, activity)
+    assert answer["status"] == "completed"
+    wait_for(lambda: receiver.to(path), what="the webhook")
+    complete(stack, w, activity)  # re-reporting a completed activity is no new event
+    (run,) = finished(stack, w, created["id"])
+    time.sleep(0.5)
+    (delivery,) = receiver.to(path)
+    payload = verify(created["signingSecret"], delivery)
+    assert delivery["method"] == "POST" and delivery["headers"]["x-source"] == "lms"
+    assert payload["type"] == "activity.completed" and payload["runId"] == run["id"]
+    assert payload["automationId"] == created["id"] and payload["timestamp"].endswith("Z")
+    assert payload["data"] == {
+        "activityId": activity,
+        "courseId": w["courses"][0]["id"],
+        "memberId": w["member"],
+        "email": payload["data"]["email"],
+    }
+    assert run["status"] == "succeeded"
+    (action,) = run["actions"]
+    assert action["status"] == "succeeded" and action["attempts"] == 1
+    assert action["response"]["status"] == 200 and action["lastError"] is None
+
+
+def test_the_request_does_not_wait_for_the_actions(stack, receiver):
+    w = world(stack)
+    path = f"/hold/{next(_numbers)}"  # the receiver does not answer while this test runs
+    create(stack, w, "activity.completed", [hook(receiver, path)])
+    _, took = complete(stack, w, w["courses"][0]["activity"])
+    wait_for(lambda: receiver.to(path), what="the webhook")
+    receiver.release(path)
+    assert took < 2.0  # the delivery was still unanswered when the request had answered
+
+
+def test_a_receiver_failing_once_is_retried_with_the_same_webhook_id(stack, receiver):
+    w = world(stack)
+    path = f"/fail-once/{next(_numbers)}"
+    created = create(stack, w, "activity.completed", [hook(receiver, path, method="PUT")])
+    complete(stack, w, w["courses"][0]["activity"])
+    (run,) = finished(stack, w, created["id"])
+    first, second = receiver.to(path)
+    assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
+    assert second["at"] - first["at"] >= 0.2  # LMS_AUTOMATION_RETRY_BASE_SECONDS
+    verify(created["signingSecret"], second)
+    assert run["status"] == "succeeded" and run["actions"][0]["attempts"] == 2
+    assert second["method"] == "PUT"
+
+
+def test_a_disabled_automation_does_not_run(stack, receiver):
+    w = world(stack)
+    on, off = f"/ok/{next(_numbers)}", f"/ok/{next(_numbers)}"
+    disabled = create(stack, w, "activity.completed", [hook(receiver, off)], enabled=False)
+    enabled = create(stack, w, "activity.completed", [hook(receiver, on)])
+    complete(stack, w, w["courses"][0]["activity"])
+    finished(stack, w, enabled["id"])
+    assert receiver.to(off) == [] and stack.runs(w["owner"], disabled["id"]) == []
+
+
+def test_course_completed_and_invite_accepted_each_run_once(stack, receiver):
+    w = world(stack)
+    course_path, invite_path = f"/ok/{next(_numbers)}", f"/ok/{next(_numbers)}"
+    on_course = create(stack, w, "course.completed", [hook(receiver, course_path)])
+    on_invite = create(stack, w, "invite.accepted", [hook(receiver, invite_path)])
+    complete(stack, w, w["courses"][0]["activity"])
+    complete(stack, w, w["courses"][0]["activity"])
+    status, accepted = stack.call("POST", f"/api/organizations/invites/{w['invite']}/accept", "")
+    assert status == 201, accepted
+    status, _ = stack.call("POST", f"/api/organizations/invites/{w['invite']}/accept", "")
+    assert status == 410
+    (course_run,) = finished(stack, w, on_course["id"])
+    (invite_run,) = finished(stack, w, on_invite["id"])
+    time.sleep(0.3)
+    (course_delivery,) = receiver.to(course_path)
+    (invite_delivery,) = receiver.to(invite_path)
+    assert (
+        verify(on_course["signingSecret"], course_delivery)["data"]["courseId"]
+        == (w["courses"][0]["id"])
+    )
+    assert verify(on_invite["signingSecret"], invite_delivery)["data"]["email"].startswith("new-")
+    assert course_run["status"] == invite_run["status"] == "succeeded"
+
+
+def test_automations_enrolling_into_each_others_courses_end(stack, receiver):
+    w = world(stack)
+    first, second = (course["id"] for course in w["courses"])
+    into_second = create(
+        stack,
+        w,
+        "enrollment.created",
+        [{"type": "enroll_in_course", "input": {"courseId": second}}],
+    )
+    into_first = create(
+        stack, w, "enrollment.created", [{"type": "enroll_in_course", "input": {"courseId": first}}]
+    )
+    # A new member is enrolled in the first course (depth 0): the chain enrolls them in the
+    # second (depth 1), after which every enrollment already exists.
+    code = (
+        "import json\nfrom learn.models import Course\nfrom learn.services import enroll\n"
+        "from organizations.services import add_member\n"
+        f"course = Course.objects.filter(org_id='{w['org']}', id='{first}').get()\n"
+        f"member = add_member(org=course.org, email='chain-{first}@example.com', role='learner')\n"
+        "enroll(membership=member, course=course)\nprint(json.dumps({'ok': True}))\n"
+    )
+    stack.django(code)
+    runs_second = finished(stack, w, into_second["id"], count=2)
+    runs_first = finished(stack, w, into_first["id"], count=2)
+    depths = sorted(r["depth"] for r in runs_second + runs_first)
+    assert depths == [0, 0, 1, 1]
+    assert {r["status"] for r in runs_second + runs_first} == {"succeeded"}
+
+
+def test_a_worker_killed_mid_run_loses_no_run(stack, receiver):
+    w = world(stack)
+    path = f"/hold/{next(_numbers)}"
+    created = create(stack, w, "activity.completed", [hook(receiver, path)])
+    complete(stack, w, w["courses"][0]["activity"])
+    wait_for(lambda: receiver.to(path), what="the first delivery")  # the worker is mid-run
+    stack.kill_worker()
+    receiver.release(path)
+    stack.start_worker()
+    # The lease (2 s) runs out, the sweep enqueues the run again and the new worker runs it.
+    (run,) = finished(stack, w, created["id"])
+    first, second = receiver.to(path)
+    assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
+    assert run["status"] == "succeeded" and run["actions"][0]["attempts"] == 2
+
+
+# --- the same flow on Redis, with RQ's worker ------------------------------------------------
+
+
+def _redis_up() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def rq_stack(tmp_path_factory):
+    if not _redis_up():
+        if os.environ.get("LMS_REQUIRE_REDIS", "").lower() == "true":
+            pytest.fail("Redis is not reachable on 127.0.0.1:6379 and LMS_REQUIRE_REDIS=true")
+        pytest.skip("Redis is not reachable on 127.0.0.1:6379 (LMS_REQUIRE_REDIS=true to fail)")
+    with deployment(
+        tmp_path_factory.mktemp("rq"), backend="rq", REDIS_URL="redis://127.0.0.1:6379/0"
+    ) as deployed:
+        yield deployed
+
+
+def test_on_redis_a_completion_sends_one_signed_webhook_retried_once(rq_stack, receiver):
+    w = world(rq_stack)
+    path = f"/fail-once/{next(_numbers)}"
+    created = create(rq_stack, w, "activity.completed", [hook(receiver, path)])
+    complete(rq_stack, w, w["courses"][0]["activity"])
+    complete(rq_stack, w, w["courses"][0]["activity"])
+    (run,) = finished(rq_stack, w, created["id"])
+    first, second = receiver.to(path)
+    assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
+    verify(created["signingSecret"], second)
+    assert run["status"] == "succeeded" and run["actions"][0]["attempts"] == 2
