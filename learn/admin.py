@@ -126,6 +126,7 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
     list_filter = ["org", "published"]
     search_fields = ["title"]
     list_select_related = ["org"]
+    ordering = ["title", "id"]
     inlines = [ModuleInline]
     readonly_fields = ["id", "created_at", "updated_at"]
     fields = ["org", "title", "published", "id", "created_at", "updated_at"]
