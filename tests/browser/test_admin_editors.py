@@ -97,9 +97,9 @@ def test_staff_build_a_course_of_two_modules_and_four_rules_without_json(
                 if visible(ui, f"{row}-{f}")
             }
             assert shown == {f for f in values if f not in ("duration", "pages")}
-    shoot(ui.page, "course-outline")
     ui.save("_continue")
     assert any("was added successfully" in m for m in ui.messages()), ui.errors()
+    shoot(ui.page, "course-outline")
     assert ui.field("modules-1-activities-1-passing_score").input_value() == "70"
 
     course = Course.all_orgs.get(title="Python basics")
