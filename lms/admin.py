@@ -5,6 +5,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.admin.widgets import RelatedFieldWidgetWrapper
 from django.utils.module_loading import import_string
 
@@ -174,3 +175,20 @@ class OrgScopedAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
             # organizations' included; this one offers those the scoped rows point at.
             return (entry, admin.RelatedOnlyFieldListFilter)
         return entry
+
+
+class OrgNamedAutocompleteView(AutocompleteJsonView):
+    """The admin's autocomplete answers: a superuser, who searches several organizations,
+    reads each result's organization, as in the admin's other choices."""
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.request.user.is_superuser and issubclass(queryset.model, OrgScopedModel):
+            queryset = queryset.select_related("org")
+        return queryset
+
+    def serialize_result(self, obj, to_field_name):
+        result = super().serialize_result(obj, to_field_name)
+        if self.request.user.is_superuser and isinstance(obj, OrgScopedModel):
+            result["text"] = _with_org(obj)
+        return result

@@ -129,3 +129,26 @@ def test_asset_sizes_are_readable(staff, org):
     AssetFactory(org=org, size=1_572_864)
     page = staff.get("/admin/downloads/asset/").content.decode()
     assert "1.5\xa0MB" in page
+
+
+def test_a_superusers_autocomplete_names_each_results_organization(
+    superuser_client, staff, org, other_org
+):
+    AssetFactory(org=org, name="Intro video")
+    AssetFactory(org=other_org, name="Intro video")
+    query = {
+        "app_label": "downloads",
+        "model_name": "downloadasset",
+        "field_name": "asset",
+        "term": "Intro",
+    }
+
+    def texts(client) -> list[str]:
+        response = client.get("/admin/autocomplete/", query)
+        assert response.status_code == 200
+        return sorted(result["text"] for result in response.json()["results"])
+
+    assert texts(superuser_client) == sorted(
+        [f"Intro video ({org.name})", f"Intro video ({other_org.name})"]
+    )
+    assert texts(staff) == ["Intro video"]
