@@ -7,10 +7,8 @@ from django.utils.html import escape
 
 from automations import registry
 from automations.models import Automation
-from organizations.models import Membership
 from tests.automations.factories import AutomationFactory
-from tests.factories import UserFactory
-from tests.helpers import make_member
+from tests.helpers import admin_client
 from tests.learn.factories import CourseFactory
 
 pytestmark = pytest.mark.django_db
@@ -19,11 +17,7 @@ ADD = "/admin/automations/automation/add/"
 
 @pytest.fixture
 def staff(org) -> Client:
-    user = UserFactory(is_staff=True)
-    make_member(org, Membership.Role.OWNER, user=user)
-    client = Client()
-    client.force_login(user)
-    return client
+    return admin_client(org)
 
 
 def post_data(org, *actions: tuple[str, dict], **fields) -> dict:

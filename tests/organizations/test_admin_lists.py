@@ -8,11 +8,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from organizations.models import ApiToken, Invite, Membership
+from organizations.models import ApiToken, Invite
 from organizations.services import create_api_token
 from tests.downloads.factories import AssetFactory
-from tests.factories import UserFactory
-from tests.helpers import make_member
+from tests.helpers import admin_client, make_member
 from tests.learn.factories import CourseFactory
 from tests.organizations.factories import make_invite
 
@@ -20,19 +19,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def superuser_client() -> Client:
-    client = Client()
-    client.force_login(UserFactory(is_staff=True, is_superuser=True))
-    return client
+def superuser_client(db) -> Client:
+    return admin_client()
 
 
 @pytest.fixture
 def staff(org) -> Client:
-    user = UserFactory(is_staff=True)
-    make_member(org, Membership.Role.OWNER, user=user)
-    client = Client()
-    client.force_login(user)
-    return client
+    return admin_client(org)
 
 
 def rows(response) -> list[str]:
