@@ -319,3 +319,37 @@ def test_every_learn_admin_page_renders(staff, api: ApiClient, enrolled, module,
     assert listing.status_code == 200
     obj = listing.context["cl"].result_list[0]
     assert staff.get(f"/admin/learn/{model}/{obj.pk}/change/").status_code == 200
+
+
+def test_deleting_a_module_on_the_course_page_deletes_its_activities(staff, course, module):
+    kept = ModuleFactory(course=course, seq=2)
+    ActivityFactory(module=module, seq=1)
+    survivor = ActivityFactory(module=kept, seq=1)
+    data = form_data(staff.get(course_url(course)))
+    data["modules-0-DELETE"] = "on"
+    data[f"{activities_prefix(1)}-0-title"] = "Renamed"
+    response = staff.post(course_url(course), data)
+    assert response.status_code == 302, errors_of(response)
+    assert list(Module.all_orgs.filter(course=course)) == [kept]
+    assert [(a.pk, a.title) for a in Activity.all_orgs.filter(course=course)] == [
+        (survivor.pk, "Renamed")
+    ]
+
+
+def test_a_module_whose_activity_has_progress_is_not_deleted(
+    staff, api: ApiClient, enrolled, course, module
+):
+    activity = ActivityFactory(module=module, seq=1)
+    api.post(
+        "/api/learn/progress",
+        {"activity": str(activity.id), "reports": []},
+        token=enrolled.token,
+    )
+    data = form_data(staff.get(course_url(course)))
+    data["modules-0-DELETE"] = "on"
+    response = staff.post(course_url(course), data)
+    assert response.status_code == 200
+    assert "would require deleting the following protected related objects" in (
+        response.content.decode()
+    )
+    assert Activity.all_orgs.filter(pk=activity.pk).exists()
