@@ -93,6 +93,10 @@ class ModuleForm(forms.ModelForm):
         labels = {"seq": "Position"}
         widgets = {"seq": forms.NumberInput(attrs={"class": "lms-position", "min": 1})}
 
+    class Media:
+        js = ["learn/admin/outline.js"]
+        css = {"all": ["learn/admin/course.css"]}
+
 
 class ActivityInline(OrgScopedAdminMixin, nested_admin.NestedTabularInline):
     """A module's activities, in order, each with its completion rule as fields."""

@@ -179,7 +179,7 @@ class ActivityForm(forms.ModelForm):
         widgets = {"title": forms.TextInput(attrs={"size": 20})}
 
     class Media:
-        js = ["learn/admin/completion_rule.js"]
+        js = ["learn/admin/completion_rule.js", "learn/admin/outline.js"]
         css = {"all": ["learn/admin/course.css"]}
 
     def __init__(self, *args, **kwargs):
@@ -190,7 +190,8 @@ class ActivityForm(forms.ModelForm):
         )
         if "seq" in self.fields:
             self.fields["seq"].label = "Position"
-            self.fields["seq"].widget.attrs.setdefault("class", "lms-position")
+            attrs = self.fields["seq"].widget.attrs
+            attrs["class"] = f"{attrs.get('class', '')} lms-position".strip()
         stored = self.instance.settings
         self._had_rule = isinstance(stored, dict) and stored.get("completion") is not None
         if isinstance(stored, dict):

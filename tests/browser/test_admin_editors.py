@@ -114,6 +114,18 @@ def test_staff_build_a_course_of_two_modules_and_four_rules_without_json(
         a.title for a in Activity.all_orgs.filter(course=course).order_by("module__seq", "seq")
     ] == [name for activities in ACTIVITIES.values() for name, _, _ in activities]
 
+    # Reordering: "down" on the first activity of the first module swaps it with the second.
+    ui.page.locator("#modules-0-activities-0 button.lms-move[title='Move down']").click()
+    assert ui.field("modules-0-activities-0-seq").input_value() == "2"
+    assert ui.field("modules-0-activities-1-seq").input_value() == "1"
+    ui.save("_continue")
+    assert any("was changed successfully" in m for m in ui.messages()), ui.errors()
+    first = Module.all_orgs.get(course=course, seq=1)
+    assert list(first.activities.order_by("seq").values_list("title", flat=True)) == [
+        "Read the guide",
+        "Welcome video",
+    ]
+
     # An activity's own page: the same editor, with the rule table as help.
     ui.page.locator("#modules-1-activities-1 a.inlinechangelink").click()
     ui.page.wait_for_load_state()
