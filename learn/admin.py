@@ -110,6 +110,10 @@ class ActivityInline(OrgScopedAdminMixin, nested_admin.NestedTabularInline):
     extra = 0
     show_change_link = True
 
+    def get_queryset(self, request):
+        # Each row's clean() reads its course.
+        return super().get_queryset(request).select_related("course")
+
 
 class ModuleInline(OrgScopedAdminMixin, nested_admin.NestedStackedInline):
     model = Module

@@ -81,11 +81,20 @@ def _number(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
-def _shown(value) -> str | None:
-    """A stored number as staff typed it (0.9 as a percentage: "90")."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _decimal(value) -> Decimal | None:
+    """A stored number as staff typed it: 300, not 300.0; 33.3 as is."""
+    if isinstance(value, Decimal):
+        number = value
+    elif isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return format(Decimal(repr(value)).normalize(), "f")
+    else:
+        number = Decimal(repr(value))
+    return Decimal(int(number)) if number == number.to_integral_value() else number
+
+
+def _shown(value) -> str | None:
+    number = _decimal(value)
+    return None if number is None else format(number, "f")
 
 
 def rule_summary(settings) -> str:
@@ -201,20 +210,21 @@ class ActivityForm(forms.ModelForm):
 
     @staticmethod
     def _initial_from(stored: dict) -> dict:
+        """Initial values of the same types the fields clean to, so that an untouched row
+        is not "changed" (and not saved again)."""
         initial: dict = {}
         rule = stored.get("completion")
         if isinstance(rule, dict) and rule.get("type") in RULE_FIELDS:
             initial["rule_type"] = rule["type"]
             for name, key in RULE_KEYS.items():
-                value = _shown(rule.get(key))
-                if value is not None and name in PERCENT_FIELDS:
-                    value = format((Decimal(value) * 100).normalize(), "f")
+                value = _decimal(rule.get(key))
                 if value is not None:
-                    initial[name] = value
-        for name, key in LENGTH_KEYS.items():
-            value = _shown(stored.get(key))
-            if value is not None:
-                initial[name] = value
+                    initial[name] = _decimal(value * 100) if name in PERCENT_FIELDS else value
+        if (duration := _decimal(stored.get("duration"))) is not None:
+            initial["duration"] = duration
+        pages = stored.get("pages")
+        if isinstance(pages, int) and not isinstance(pages, bool):
+            initial["pages"] = pages
         return initial
 
     def clean(self):

@@ -1,5 +1,7 @@
 """The admin: courses with ordered inlines, validated completion rules, read-only progress."""
 
+from decimal import Decimal
+
 import pytest
 from django.forms import BooleanField
 from django.test import Client
@@ -234,7 +236,7 @@ def test_activity_page_validates_the_rule_and_takes_the_module_course(staff, cou
     # Only the chosen type's fields count: the minimum time typed before is not kept.
     assert activity.settings == {"completion": {"type": "score", "passingScore": 0.8}}
     page = staff.get(f"/admin/learn/activity/{activity.pk}/change/")
-    assert page.context["adminform"].form.initial["passing_score"] == "80"
+    assert page.context["adminform"].form.initial["passing_score"] == Decimal(80)
 
 
 def test_every_rule_type_the_editor_offers_makes_a_valid_rule():
@@ -353,3 +355,18 @@ def test_a_module_whose_activity_has_progress_is_not_deleted(
         response.content.decode()
     )
     assert Activity.all_orgs.filter(pk=activity.pk).exists()
+
+
+def test_saving_the_course_page_unchanged_writes_no_activity(staff, course, module):
+    rules = [
+        {"completion": {"type": "time", "minSeconds": 5}},
+        {"completion": {"type": "media", "threshold": 0.9}, "duration": 90.5},
+        {"completion": {"type": "pages", "threshold": 0.333}, "pages": 7, "level": [1]},
+        None,
+    ]
+    for seq, settings in enumerate(rules, start=1):
+        ActivityFactory(module=module, seq=seq, settings=settings)
+    before = dict(Activity.all_orgs.values_list("id", "updated_at"))
+    response = staff.post(course_url(course), form_data(staff.get(course_url(course))))
+    assert response.status_code == 302, errors_of(response)
+    assert dict(Activity.all_orgs.values_list("id", "updated_at")) == before
