@@ -5,6 +5,7 @@
 #   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
+#   make screenshots  the admin's editors as PNGs under docs/admin/ (headless Chromium)
 #   make bench  load figures, ours / textbook / floor / ceiling per operation (needs wrk)
 #               (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/lms_bench;
 #               BENCH_ARGS for bench/load.py, e.g. BENCH_ARGS="--duration 3 --only bundles")
@@ -15,7 +16,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run serve test lint bench clean
+.PHONY: run serve test lint bench clean screenshots
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -66,6 +67,10 @@ lint: $(VENV)/.installed-dev
 test: lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The browser tests of the editors, saving what they show (shown in the README).
+screenshots: $(VENV)/.installed-dev
+	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

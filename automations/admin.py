@@ -1,49 +1,47 @@
-from django import forms
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
+from automations.admin_forms import AutomationForm
 from automations.models import Automation, AutomationRun
-from automations.registry import TRIGGERS, schema_text
 from automations.services import save_automation
 from learn.admin import ReadOnlyMixin, json_block
-from lms.admin import OrgScopedAdmin
-
-
-class AutomationForm(forms.ModelForm):
-    """The trigger is offered from the registry but validated, like the actions, only by the
-    model's clean(), so both are checked by one rule and each problem is reported once."""
-
-    trigger = forms.CharField(
-        widget=forms.Select(choices=[("", "---------")] + [(t, t) for t in TRIGGERS])
-    )
-
-    class Meta:
-        model = Automation
-        fields = ["org", "name", "description", "trigger", "actions", "enabled"]
-        widgets = {"actions": forms.Textarea(attrs={"rows": 16, "cols": 100})}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["actions"].help_text = (
-            'A JSON list, in the order the actions run, of {"type": ..., "input": {...}}.\n'
-            + schema_text()
-        )
-        # A new instance already has its id (UUIDv7 default), so "adding" is the state's;
-        # the initial data already holds the model's default (an empty list), so an empty
-        # value, not a missing one, is what the template replaces; a value, not JSON text,
-        # as the JSON field encodes it for display.
-        if not self.is_bound and self.instance._state.adding and not self.initial.get("actions"):
-            self.initial["actions"] = [
-                {"type": "send_email", "input": {"to": "learner", "subject": "", "body": ""}}
-            ]
+from learn.models import Course
+from lms.admin import OrgScopedAdmin, admin_org_ids
 
 
 @admin.register(Automation)
 class AutomationAdmin(OrgScopedAdmin):
     form = AutomationForm
-    list_display = ["name", "org", "trigger", "action_count", "enabled", "updated_at"]
+    list_display = ["name", "org", "trigger", "action_count", "enabled", "runs", "updated_at"]
     list_filter = ["org", "trigger", "enabled"]
     list_select_related = ["org"]
     search_fields = ["name", "description"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        """The course picker offers the staff user's organizations' courses only."""
+        form = super().get_form(request, obj, change=change, **kwargs)
+        org_ids = admin_org_ids(request)
+        courses = Course.all_orgs.select_related("org").order_by("title", "id")
+        if obj is not None:
+            courses = courses.filter(org_id=obj.org_id)
+        elif org_ids is not None:
+            courses = courses.filter(org_id__in=org_ids)
+        several = org_ids is None or len(org_ids) > 1
+        form.course_choices = [
+            (str(c.id), f"{c.title} ({c.org.name})" if several else c.title) for c in courses
+        ]
+        return form
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "runs"] if obj is not None else fields
+
+    @admin.display(description="runs")
+    def runs(self, obj: Automation):
+        """What this automation has done: its runs, newest first, in the run log."""
+        url = reverse("admin:automations_automationrun_changelist")
+        return format_html('<a href="{}?automation__id__exact={}">Runs</a>', url, obj.pk)
 
     @admin.display(description="actions")
     def action_count(self, obj: Automation) -> int:

@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.forms.models import BaseInlineFormSet
+from django.template.defaultfilters import filesizeformat
 
 from downloads import services
 from downloads.models import Asset, Download, DownloadAsset
@@ -69,7 +70,7 @@ class SourceFilter(admin.SimpleListFilter):
 class AssetAdmin(OrgScopedAdmin):
     """The media library, with how many downloads use each asset."""
 
-    list_display = ["name", "org", "content_type", "size", "download_count", "created_at"]
+    list_display = ["name", "org", "content_type", "readable_size", "download_count", "created_at"]
     list_filter = ["org", InUseFilter, SourceFilter, "content_type", "created_at"]
     search_fields = ["name", "url", "content_type"]
     list_select_related = ["org"]
@@ -85,6 +86,10 @@ class AssetAdmin(OrgScopedAdmin):
     def get_readonly_fields(self, request, obj=None):
         # An asset's links live in its organization; moving it would orphan them.
         return [*self.readonly_fields, "org"] if obj else self.readonly_fields
+
+    @admin.display(description="size", ordering="size")
+    def readable_size(self, obj: Asset) -> str:
+        return "" if obj.size is None else filesizeformat(obj.size)
 
     @admin.display(description="downloads", ordering="download_count")
     def download_count(self, obj: Asset) -> int:
@@ -119,6 +124,7 @@ class DownloadAssetForm(forms.ModelForm):
         seq.required = False
         seq.validators.append(MinValueValidator(1))
         seq.widget.attrs["min"] = 1
+        seq.label = "Position"
         seq.help_text = "Type a position to move the link there; blank appends."
         name = self.fields["display_name"]
         name.required = False

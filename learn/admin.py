@@ -1,16 +1,21 @@
-"""Staff edit courses (modules and activities inline, in order) and enrollments, and look at
-learners' progress and raw reports, which are read-only. Activity settings, and so their
-completion rule, pass ``learn.completion.validate_settings`` on save (via ``Activity.clean``):
-a bad rule is a form error, never a broken API."""
+"""Staff edit courses (an outline: modules in order, each with its activities inside) and
+enrollments, and look at learners' progress and raw reports, which are read-only. A
+completion rule is chosen and filled in with fields (``learn.admin_forms``); the settings
+they make pass ``learn.completion.read_settings`` on save (via ``Activity.clean``): a
+bad rule is a form error, never a broken API."""
 
 from __future__ import annotations
 
 import json
 
+import nested_admin
 from django import forms
 from django.contrib import admin
+from django.db.models import Count
 from django.utils.html import format_html
+from nested_admin.formsets import NestedInlineFormSet
 
+from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
 from learn.models import (
     Activity,
     Course,
@@ -24,10 +29,9 @@ from learn.services import enroll
 from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin
 
 
-class OrderedInlineFormSet(forms.BaseInlineFormSet):
-    """Positions of siblings are distinct: ``seq_scope`` names what they are unique within."""
-
-    seq_scope: tuple[str, ...] = ()
+class OrderedInlineFormSet(NestedInlineFormSet):
+    """The rows of one parent (a course's modules, a module's activities): their positions
+    are distinct, and a row left without one goes after the others, in the order shown."""
 
     def _construct_form(self, i, **kwargs):
         form = super()._construct_form(i, **kwargs)
@@ -36,77 +40,135 @@ class OrderedInlineFormSet(forms.BaseInlineFormSet):
         setattr(form.instance, self.fk.name, self.instance)
         return form
 
-    def clean(self) -> None:
-        super().clean()
-        seen: set[tuple] = set()
-        for form in self.forms:
-            data = getattr(form, "cleaned_data", None)
-            if not data or data.get("DELETE") or data.get("seq") is None:
+    def save_existing_objects(self, initial_forms=None, commit=True):
+        """nested_admin's, without its second lookup of each row by id alone (a tenant-owned
+        model's manager refuses one): each form already holds its row, read through this
+        formset's queryset, the parent's rows. Rows do not move between parents here."""
+        saved = []
+        for form in initial_forms or ():
+            row = form.instance
+            if row.pk is None:
                 continue
-            key = (*(data.get(name) for name in self.seq_scope), data["seq"])
-            if key in seen:
-                form.add_error("seq", "Another row already has this position.")
-            seen.add(key)
-
-
-class ModuleFormSet(OrderedInlineFormSet):
-    seq_scope = ()
-
-
-class ActivityFormSet(OrderedInlineFormSet):
-    seq_scope = ("module",)
+            if self._should_delete_form(form):
+                self.deleted_objects.append(row)
+                self.delete_existing(row, commit=commit)
+            elif form.has_changed():
+                self.changed_objects.append((row, form.changed_data))
+                saved.append(self.save_existing(form, row, commit=commit))
+                if not commit:
+                    self.saved_forms.append(form)
+        return saved
 
     def add_fields(self, form, index) -> None:
         super().add_fields(form, index)
-        # Only the course's own modules (saved ones: add a module first, then its activities).
-        field = form.fields.get("module")
-        if field is not None:
-            field.queryset = (
-                Module.objects.filter(org_id=self.instance.org_id, course=self.instance).order_by(
-                    "seq", "id"
-                )
-                if self.instance.pk
-                else Module.objects.none()
-            )
+        if "seq" in form.fields:
+            form.fields["seq"].required = False
+            form.fields["seq"].help_text = "Blank: after the others."
+
+    def clean(self) -> None:
+        super().clean()
+        rows = [
+            form
+            for form in self.forms
+            if getattr(form, "cleaned_data", None) and not form.cleaned_data.get("DELETE")
+        ]
+        seen: set[int] = set()
+        for form in rows:
+            seq = form.cleaned_data.get("seq")
+            if seq is None:
+                continue
+            if seq in seen:
+                form.add_error("seq", "Another row already has this position.")
+            seen.add(seq)
+        following = max(seen, default=0) + 1
+        for form in rows:
+            if form.cleaned_data.get("seq") is None and "seq" in form.fields:
+                form.cleaned_data["seq"] = form.instance.seq = following
+                following += 1
 
 
-class ModuleInline(OrgScopedAdminMixin, admin.TabularInline):
-    model = Module
-    formset = ModuleFormSet
-    fields = ["seq", "title", "published"]
-    ordering = ["seq", "id"]
-    extra = 0
+class ModuleForm(forms.ModelForm):
+    class Meta:
+        model = Module
+        fields = ["seq", "title", "published"]
+        labels = {"seq": "Position"}
+        widgets = {"seq": forms.NumberInput(attrs={"class": "lms-position", "min": 1})}
+
+    class Media:
+        js = ["learn/admin/outline.js"]
+        css = {"all": ["learn/admin/course.css"]}
 
 
-class ActivityInline(OrgScopedAdminMixin, admin.TabularInline):
+class ActivityInline(OrgScopedAdminMixin, nested_admin.NestedTabularInline):
+    """A module's activities, in order, each with its completion rule as fields."""
+
     model = Activity
-    formset = ActivityFormSet
-    fk_name = "course"
-    fields = ["module", "seq", "title", "published", "settings"]
-    ordering = ["module__seq", "seq", "id"]
+    form = ActivityForm
+    formset = OrderedInlineFormSet
+    fk_name = "module"
+    fields = ["seq", "title", "published", "rule_type", *RULE_INPUTS, "settings"]
+    ordering = ["seq", "id"]
     extra = 0
     show_change_link = True
 
+    def get_queryset(self, request):
+        # Each row's clean() reads its course.
+        return super().get_queryset(request).select_related("course")
+
+
+class ModuleInline(OrgScopedAdminMixin, nested_admin.NestedStackedInline):
+    model = Module
+    form = ModuleForm
+    formset = OrderedInlineFormSet
+    fields = [("seq", "title", "published")]
+    ordering = ["seq", "id"]
+    inlines = [ActivityInline]
+    extra = 0
+
 
 @admin.register(Course)
-class CourseAdmin(OrgScopedAdmin):
-    list_display = ["title", "org", "published", "created_at"]
+class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
+    """The course outline: its modules in order, each with its activities inside, so that a
+    new course is built, modules and activities included, in one page and one save."""
+
+    list_display = ["title", "org", "published", "module_count", "activity_count", "created_at"]
     list_filter = ["org", "published"]
     search_fields = ["title"]
     list_select_related = ["org"]
-    inlines = [ModuleInline, ActivityInline]
+    ordering = ["title", "id"]
+    inlines = [ModuleInline]
     readonly_fields = ["id", "created_at", "updated_at"]
     fields = ["org", "title", "published", "id", "created_at", "updated_at"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                module_total=Count("modules", distinct=True),
+                activity_total=Count("activities", distinct=True),
+            )
+        )
+
+    @admin.display(description="modules", ordering="module_total")
+    def module_count(self, obj: Course) -> int:
+        return obj.module_total
+
+    @admin.display(description="activities", ordering="activity_total")
+    def activity_count(self, obj: Course) -> int:
+        return obj.activity_total
+
+    def get_fields(self, request, obj=None):
+        return self.fields if obj is not None else ["org", "title", "published"]
 
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
         return [*self.readonly_fields, "org"] if obj is not None else self.readonly_fields
 
 
-class ActivityForm(forms.ModelForm):
-    class Meta:
-        model = Activity
-        fields = ["module", "seq", "title", "published", "settings"]
+class ActivityPageForm(ActivityForm):
+    class Meta(ActivityForm.Meta):
+        fields = ["module", *ActivityForm.Meta.fields]
 
     def clean(self):
         data = super().clean()
@@ -119,19 +181,30 @@ class ActivityForm(forms.ModelForm):
 
 @admin.register(Activity)
 class ActivityAdmin(OrgScopedAdmin):
-    """One activity at a time, for a roomier settings editor. A new activity joins its
-    module's course; an activity does not move to another course."""
+    """One activity at a time. A new activity joins its module's course; an activity does
+    not move to another course."""
 
-    form = ActivityForm
-    list_display = ["__str__", "course", "module", "seq", "published", "org"]
+    form = ActivityPageForm
+    list_display = ["__str__", "course", "module", "position", "rule", "published", "org"]
     list_filter = ["org", "published"]
     search_fields = ["title", "course__title"]
     list_select_related = ["course", "module", "org"]
     ordering = ["course__title", "module__seq", "seq"]
     readonly_fields = ["id", "org", "course", "created_at", "updated_at"]
+    fieldsets = [
+        (None, {"fields": ["module", ("seq", "title"), "published"]}),
+        ("Completion", {"fields": ["rule_type", *RULE_INPUTS]}),
+        (None, {"fields": ["settings"]}),
+        ("Record", {"fields": readonly_fields, "classes": ["collapse"]}),
+    ]
 
-    def get_fields(self, request, obj=None):
-        return ["module", "seq", "title", "published", "settings", *self.readonly_fields]
+    @admin.display(description="position", ordering="seq")
+    def position(self, obj: Activity) -> int:
+        return obj.seq
+
+    @admin.display(description="completion")
+    def rule(self, obj: Activity) -> str:
+        return rule_summary(obj.settings)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -5,10 +5,17 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.admin.views.autocomplete import AutocompleteJsonView
+from django.contrib.admin.widgets import RelatedFieldWidgetWrapper
 from django.utils.module_loading import import_string
 
 from lms.ids import parse_id
 from lms.tenancy import OrgScopedModel
+
+
+def _with_org(obj) -> str:
+    label = str(obj)
+    return label if obj.org.name in label else f"{label} ({obj.org.name})"
 
 
 def admin_roles(request) -> dict | None:
@@ -64,7 +71,27 @@ class OrgScopedAdminMixin:
             elif issubclass(related, OrgScopedModel):
                 base = related.objects.all() if chosen is None else chosen
                 kwargs["queryset"] = base.filter(org_id__in=org_ids)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        return self._labelled(field, db_field, org_ids)
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        # No "delete" link next to a choice: it deletes the chosen record itself (an asset
+        # from the library, an inviter's membership), not the link to it.
+        if field is not None and isinstance(field.widget, RelatedFieldWidgetWrapper):
+            field.widget.can_delete_related = False
+        return field
+
+    @staticmethod
+    def _labelled(field, db_field, org_ids):
+        """A superuser, who sees several organizations, reads each choice's organization."""
+        if field is None:
+            return field
+        related = db_field.related_model
+        if org_ids is None and issubclass(related, OrgScopedModel) and hasattr(field, "queryset"):
+            field.queryset = field.queryset.select_related("org")
+            field.label_from_instance = _with_org
+        return field
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         org_ids = admin_org_ids(request)
@@ -148,3 +175,20 @@ class OrgScopedAdmin(OrgScopedAdminMixin, admin.ModelAdmin):
             # organizations' included; this one offers those the scoped rows point at.
             return (entry, admin.RelatedOnlyFieldListFilter)
         return entry
+
+
+class OrgNamedAutocompleteView(AutocompleteJsonView):
+    """The admin's autocomplete answers: a superuser, who searches several organizations,
+    reads each result's organization, as in the admin's other choices."""
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.request.user.is_superuser and issubclass(queryset.model, OrgScopedModel):
+            queryset = queryset.select_related("org")
+        return queryset
+
+    def serialize_result(self, obj, to_field_name):
+        result = super().serialize_result(obj, to_field_name)
+        if self.request.user.is_superuser and isinstance(obj, OrgScopedModel):
+            result["text"] = _with_org(obj)
+        return result

@@ -3,7 +3,14 @@ from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from lms import views
+from lms.admin import OrgNamedAutocompleteView
 from lms.ids import IdConverter
+
+# Before admin.site.urls is read: the autocomplete names each result's organization for
+# superusers.
+admin.site.autocomplete_view = lambda request: OrgNamedAutocompleteView.as_view(
+    admin_site=admin.site
+)(request)
 
 # ``<id:name>`` in every URLconf: registered before the apps' URLconfs are included.
 register_converter(IdConverter, "id")

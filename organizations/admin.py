@@ -165,10 +165,50 @@ class MembershipAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
         return super().has_delete_permission(request, obj) and self._may_act_for(request, obj)
 
 
+def refuse_past(expires_at):
+    if expires_at is not None and expires_at <= timezone.now():
+        raise forms.ValidationError("The expiry must be in the future.")
+    return expires_at
+
+
 class ApiTokenForm(forms.ModelForm):
     class Meta:
         model = ApiToken
         fields = ["membership", "name", "expires_at"]
+        help_texts = {"expires_at": "Blank: the token does not expire (revoke it to end it)."}
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data.get("expires_at")
+        # Unchanged on an existing token: one that expired may still be renamed.
+        if "expires_at" not in self.changed_data:
+            return expires_at
+        return refuse_past(expires_at)
+
+
+class TokenStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("active", "Active"), ("revoked", "Revoked"), ("expired", "Expired")]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True).filter(
+                Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+            )
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        return queryset
+
+
+def token_status(token: ApiToken) -> str:
+    if token.revoked_at is not None:
+        return "revoked"
+    return "active" if token.is_active else "expired"
 
 
 @admin.register(ApiToken)
@@ -176,17 +216,38 @@ class ApiTokenAdmin(OrgScopedAdmin):
     """Tokens are created here and shown once; afterwards only their prefix is visible."""
 
     form = ApiTokenForm
-    list_display = ["prefix", "name", "membership", "expires_at", "revoked_at", "created_at"]
-    list_filter = ["org"]
+    list_display = [
+        "prefix",
+        "name",
+        "membership",
+        "status",
+        "expires_at",
+        "revoked_at",
+        "created_at",
+    ]
+    list_filter = ["org", TokenStatusFilter]
     list_select_related = ["membership__user", "membership__org"]
     search_fields = ["prefix", "name", "membership__user__email"]
-    readonly_fields = ["prefix", "org", "revoked_at", "created_at"]
+    readonly_fields = ["prefix", "org", "status", "revoked_at", "created_at"]
     actions = ["revoke"]
 
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["membership", "name", "expires_at"]
-        return ["prefix", "org", "membership", "name", "expires_at", "revoked_at", "created_at"]
+        return [
+            "prefix",
+            "org",
+            "membership",
+            "name",
+            "status",
+            "expires_at",
+            "revoked_at",
+            "created_at",
+        ]
+
+    @admin.display(description="status")
+    def status(self, obj: ApiToken) -> str:
+        return token_status(obj)
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -228,12 +289,32 @@ class InviteForm(forms.ModelForm):
     class Meta:
         model = Invite
         fields = ["org", "email", "first_name", "last_name", "role", "invited_by", "expires_at"]
+        help_texts = {"expires_at": "7 days from now unless changed, as create_invite does."}
 
     def clean_expires_at(self):
-        expires_at = self.cleaned_data.get("expires_at")
-        if expires_at is not None and expires_at <= timezone.now():
-            raise forms.ValidationError("The expiry must be in the future.")
-        return expires_at
+        return refuse_past(self.cleaned_data.get("expires_at"))
+
+
+class InviteStatusFilter(admin.SimpleListFilter):
+    """The status staff read: an expired invite is a pending one past its expiry."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("pending", "Pending"), ("expired", "Expired")] + [
+            choice for choice in Invite.State.choices if choice[0] != Invite.State.PENDING
+        ]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "pending":
+            return queryset.filter(state=Invite.State.PENDING, expires_at__gt=now)
+        if self.value() == "expired":
+            return queryset.filter(state=Invite.State.PENDING, expires_at__lte=now)
+        if self.value() in Invite.State.values:
+            return queryset.filter(state=self.value())
+        return queryset
 
 
 @admin.register(Invite)
@@ -254,7 +335,7 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
         "accepted_at",
         "created_at",
     ]
-    list_filter = ["org", "state", "role"]
+    list_filter = ["org", InviteStatusFilter, "role"]
     list_select_related = ["org"]
     search_fields = ["email", "first_name", "last_name", "token_prefix"]
     actions = ["revoke", "reissue"]
@@ -313,6 +394,20 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
             f"Invite token for {obj.email} (shown only this once, copy it now): {raw} "
             f"- lookup: {invite_url_path(raw)}",
         )
+        others = (
+            Invite.objects.for_org(obj.org_id)
+            .filter(email__iexact=obj.email, state=Invite.State.PENDING)
+            .filter(expires_at__gt=timezone.now())
+            .exclude(pk=obj.pk)
+            .count()
+        )
+        if others:
+            messages.warning(
+                request,
+                f"{obj.email} already had {others} pending invite(s) in {obj.org.name}: each "
+                "works until it is accepted, revoked or expires. Revoke the older one if it "
+                "should no longer work.",
+            )
 
     @admin.action(description="Revoke selected invites")
     def revoke(self, request, queryset):

@@ -159,3 +159,18 @@ def assert_foreign_looks_missing(
     foreign_body = assert_error(foreign, 404, "not_found")
     missing_body = assert_error(missing, 404, "not_found")
     assert foreign_body["message"] == missing_body["message"]
+
+
+def admin_client(org: Organization | None = None, role: str = Membership.Role.OWNER) -> Client:
+    """A test client signed in to the admin: as a staff ``role`` member of ``org``, or as a
+    superuser without one."""
+    from tests.factories import UserFactory
+
+    if org is None:
+        user = UserFactory(is_staff=True, is_superuser=True)
+    else:
+        user = UserFactory(is_staff=True)
+        make_member(org, role, user=user)
+    client = Client()
+    client.force_login(user)
+    return client

@@ -21,3 +21,17 @@ class AutomationFactory(factory.django.DjangoModelFactory):
     trigger = "enrollment.created"
     actions = factory.LazyFunction(lambda: [welcome_email()])
     enabled = True
+
+
+def editor_fields(actions: list[dict], name: str = "actions") -> dict[str, str]:
+    """``actions`` as the admin's actions editor posts them: one row per action, each input
+    field as text (headers one "Name: value" a line)."""
+    data = {f"{name}-TOTAL_FORMS": str(len(actions))}
+    for index, action in enumerate(actions):
+        kind = action["type"]
+        data[f"{name}-{index}-type"] = kind
+        for key, value in action.get("input", {}).items():
+            if isinstance(value, dict):
+                value = "\n".join(f"{k}: {v}" for k, v in value.items())
+            data[f"{name}-{index}-{kind}-{key}"] = value
+    return data

@@ -229,6 +229,19 @@ def test_the_admin_shows_runs_read_only_filtered_by_automation_status_and_trigge
     assert staff.get("/admin/automations/automationrun/add/").status_code == 403
 
 
+def test_an_automation_links_to_its_own_runs(org, learner):
+    run = _run(org, "enrollment.created", [welcome_email()], {"email": "seen@example.com"})
+    other = _run(org, "enrollment.created", [welcome_email()], {"email": "other@example.com"})
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    page = staff.get(f"/admin/automations/automation/{run.automation_id}/change/").content.decode()
+    link = f"/admin/automations/automationrun/?automation__id__exact={run.automation_id}"
+    assert f'href="{link}"' in page
+    runs_page = staff.get(link).content.decode()
+    assert f"{run.id}/change/" in runs_page
+    assert f"{other.id}/change/" not in runs_page
+
+
 def test_a_failed_run_is_retried_by_the_command(org, learner):
     from django.core.management import call_command
 

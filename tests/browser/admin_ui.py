@@ -103,6 +103,23 @@ class AdminUI:
         else:
             element.fill("" if value is None else str(value))
 
+    def fill_actions(self, actions: list[dict], name: str = "actions") -> None:
+        """Fill an automation's actions editor as staff do: one row per action ("Add an
+        action" for each row the page lacks), its type chosen, then its fields (a course by
+        its id, headers one "Name: value" a line)."""
+        rows = self.page.locator(f".lms-actions[data-name='{name}'] li.lms-action")
+        for index, action in enumerate(actions):
+            while rows.count() <= index:
+                self.page.click(f".lms-actions[data-name='{name}'] .lms-action-add")
+            kind = action["type"]
+            self.fill_field(f"{name}-{index}-type", Value(kind))
+            for key, value in action.get("input", {}).items():
+                if isinstance(value, dict):
+                    value = "\n".join(f"{k}: {v}" for k, v in value.items())
+                element = f"{name}-{index}-{kind}-{key}"
+                is_select = self.field(element).evaluate("e => e.tagName") == "SELECT"
+                self.fill_field(element, Value(value) if is_select else value)
+
     def fill_inline(self, prefix: str, index: int, fields: dict[str, Any]) -> None:
         self.fill({f"{prefix}-{index}-{name}": value for name, value in fields.items()})
 

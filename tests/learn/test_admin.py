@@ -1,6 +1,6 @@
 """The admin: courses with ordered inlines, validated completion rules, read-only progress."""
 
-import json
+from decimal import Decimal
 
 import pytest
 from django.forms import BooleanField
@@ -22,13 +22,17 @@ def staff(db) -> Client:
 
 
 def form_data(response) -> dict:
-    """The POST data of an admin change form as rendered (main form and inline formsets)."""
+    """The POST data of an admin change form as rendered: the main form and its inline
+    formsets, nested ones (a module's activities) included."""
     data: dict = {}
     forms = [response.context["adminform"].form]
-    for inline in response.context["inline_admin_formsets"]:
-        formset = inline.formset
+    formsets = [inline.formset for inline in response.context["inline_admin_formsets"]]
+    while formsets:
+        formset = formsets.pop(0)
         forms.append(formset.management_form)
-        forms.extend(formset.forms)
+        for form in formsets_forms(formset):
+            forms.append(form)
+            formsets.extend(getattr(form, "nested_formsets", []))
     for form in forms:
         for name, field in form.fields.items():
             value = form[name].value()
@@ -41,42 +45,113 @@ def form_data(response) -> dict:
     return data
 
 
+def formsets_forms(formset) -> list:
+    return list(formset.forms)
+
+
 def course_url(course) -> str:
     return f"/admin/learn/course/{course.pk}/change/"
 
 
-def test_course_page_lists_modules_and_activities_in_order(staff, course):
+def activities_prefix(module_row: int = 0) -> str:
+    return f"modules-{module_row}-activities"
+
+
+def errors_of(response) -> list:
+    return response.context and [response.context["errors"]]
+
+
+def test_course_page_is_an_outline_of_modules_with_their_activities_in_order(staff, course):
     second, first = ModuleFactory(course=course, seq=2), ModuleFactory(course=course, seq=1)
     late = ActivityFactory(module=second, seq=1)
     early2 = ActivityFactory(module=first, seq=2)
     early1 = ActivityFactory(module=first, seq=1)
     response = staff.get(course_url(course))
     assert response.status_code == 200
-    modules, activities = (i.formset for i in response.context["inline_admin_formsets"])
+    [modules] = (i.formset for i in response.context["inline_admin_formsets"])
     assert [f.instance for f in modules.forms] == [first, second]
-    assert [f.instance for f in activities.forms] == [early1, early2, late]
+    assert [[a.instance for a in f.nested_formsets[0].forms] for f in modules.forms] == [
+        [early1, early2],
+        [late],
+    ]
+    assert "Position" in response.content.decode()
 
 
-def test_a_bad_completion_rule_is_a_form_error_and_nothing_is_saved(staff, course, module):
+def test_a_rule_is_chosen_and_filled_in_with_fields_on_the_course_page(staff, course, module):
+    activity = ActivityFactory(module=module, seq=1, settings={"level": 2})
+    data = form_data(staff.get(course_url(course)))
+    row = f"{activities_prefix()}-0"
+    assert data[f"{row}-rule_type"] == "view" and data[f"{row}-settings"] == '{\n  "level": 2\n}'
+    data.update({f"{row}-rule_type": "score", f"{row}-passing_score": "70"})
+    response = staff.post(course_url(course), data)
+    assert response.status_code == 302, errors_of(response)
+    activity.refresh_from_db()
+    assert activity.settings == {"level": 2, "completion": {"type": "score", "passingScore": 0.7}}
+
+
+def test_a_rule_without_its_value_is_an_error_next_to_the_missing_field(staff, course, module):
     activity = ActivityFactory(module=module, seq=1, settings={"completion": {"type": "view"}})
     data = form_data(staff.get(course_url(course)))
-    data["activities-0-settings"] = json.dumps({"completion": {"type": "magic"}})
+    data[f"{activities_prefix()}-0-rule_type"] = "time"
     response = staff.post(course_url(course), data)
     assert response.status_code == 200
-    assert "Unknown completion rule type" in response.content.decode()
+    [modules] = (i.formset for i in response.context["inline_admin_formsets"])
+    form = modules.forms[0].nested_formsets[0].forms[0]
+    assert form.errors == {"min_seconds": ["Must be a number of seconds greater than 0."]}
     activity.refresh_from_db()
     assert activity.settings == {"completion": {"type": "view"}}
 
 
-def test_a_valid_rule_is_saved_from_the_course_page(staff, course, module):
-    activity = ActivityFactory(module=module, seq=1)
+def test_other_settings_cannot_hold_the_rule_and_a_bad_percentage_is_refused(staff, course, module):
+    ActivityFactory(module=module, seq=1)
     data = form_data(staff.get(course_url(course)))
-    rule = {"completion": {"type": "time", "minSeconds": 90}}
-    data["activities-0-settings"] = json.dumps(rule)
+    row = f"{activities_prefix()}-0"
+    data.update(
+        {
+            f"{row}-rule_type": "media",
+            f"{row}-threshold": "0",
+            f"{row}-settings": '{"completion": {"type": "view"}}',
+        }
+    )
     response = staff.post(course_url(course), data)
-    assert response.status_code == 302, response.context and response.context["errors"]
+    [modules] = (i.formset for i in response.context["inline_admin_formsets"])
+    assert modules.forms[0].nested_formsets[0].forms[0].errors == {
+        "threshold": ["Must be more than 0%."],
+        "settings": ["Set completion with the fields above, not here."],
+    }
+
+
+def test_an_activity_without_a_rule_keeps_none_and_shows_no_null(staff, course, module):
+    activity = ActivityFactory(module=module, seq=1, settings=None)
+    page = staff.get(course_url(course))
+    assert ">null</textarea>" not in page.content.decode()
+    data = form_data(page)
+    data[f"{activities_prefix()}-0-title"] = "Renamed"
+    assert staff.post(course_url(course), data).status_code == 302
     activity.refresh_from_db()
-    assert activity.settings == rule
+    assert (activity.title, activity.settings) == ("Renamed", None)
+
+
+def test_media_and_pages_rules_take_the_activitys_length(staff, course, module):
+    media, pages = ActivityFactory(module=module, seq=1), ActivityFactory(module=module, seq=2)
+    data = form_data(staff.get(course_url(course)))
+    prefix = activities_prefix()
+    data.update(
+        {
+            f"{prefix}-0-rule_type": "media",
+            f"{prefix}-0-threshold": "90",
+            f"{prefix}-0-duration": "600",
+            f"{prefix}-1-rule_type": "pages",
+            f"{prefix}-1-threshold": "100",
+            f"{prefix}-1-pages": "12",
+        }
+    )
+    response = staff.post(course_url(course), data)
+    assert response.status_code == 302, errors_of(response)
+    media.refresh_from_db()
+    pages.refresh_from_db()
+    assert media.settings == {"duration": 600, "completion": {"type": "media", "threshold": 0.9}}
+    assert pages.settings == {"pages": 12, "completion": {"type": "pages", "threshold": 1}}
 
 
 def test_two_modules_at_one_position_are_refused(staff, course):
@@ -97,34 +172,89 @@ def test_modules_swap_positions_in_one_save(staff, course):
     assert list(Module.all_orgs.filter(course=course).order_by("seq")) == [b, a]
 
 
-def test_adding_a_course_with_a_module_in_one_go(staff, org):
+def test_adding_a_course_with_modules_and_activities_in_one_go(staff, org):
     data = {
         "org": str(org.pk),
         "title": "New course",
         "published": "on",
-        "modules-TOTAL_FORMS": "1",
+        "modules-TOTAL_FORMS": "2",
         "modules-INITIAL_FORMS": "0",
-        "modules-0-seq": "1",
         "modules-0-title": "Intro",
-        "activities-TOTAL_FORMS": "0",
-        "activities-INITIAL_FORMS": "0",
+        "modules-1-title": "Practice",
     }
+    activities = {0: [("Welcome", "view", {}), ("Quiz", "score", {"passing_score": "80"})]}
+    activities[1] = [("Exercise", "time", {"min_seconds": "300"})]
+    for module_row, rows in activities.items():
+        prefix = activities_prefix(module_row)
+        data.update({f"{prefix}-TOTAL_FORMS": str(len(rows)), f"{prefix}-INITIAL_FORMS": "0"})
+        for index, (title, kind, values) in enumerate(rows):
+            data.update({f"{prefix}-{index}-title": title, f"{prefix}-{index}-rule_type": kind})
+            data.update({f"{prefix}-{index}-{key}": value for key, value in values.items()})
     response = staff.post("/admin/learn/course/add/", data)
-    assert response.status_code == 302, response.context and response.context["errors"]
-    module = Module.all_orgs.get(title="Intro")
-    assert module.org_id == org.pk and module.course.title == "New course"
+    assert response.status_code == 302, errors_of(response)
+    # Positions left blank follow the order shown.
+    shown = [
+        (a.module.seq, a.module.title, a.seq, a.title, a.settings, a.org_id, a.course.title)
+        for a in Activity.all_orgs.select_related("module", "course").order_by("module__seq", "seq")
+    ]
+    assert shown == [
+        (1, "Intro", 1, "Welcome", {"completion": {"type": "view"}}, org.pk, "New course"),
+        (
+            1,
+            "Intro",
+            2,
+            "Quiz",
+            {"completion": {"type": "score", "passingScore": 0.8}},
+            org.pk,
+            "New course",
+        ),
+        (
+            2,
+            "Practice",
+            1,
+            "Exercise",
+            {"completion": {"type": "time", "minSeconds": 300}},
+            org.pk,
+            "New course",
+        ),
+    ]
 
 
 def test_activity_page_validates_the_rule_and_takes_the_module_course(staff, course, module):
     url = "/admin/learn/activity/add/"
-    bad = {"module": str(module.pk), "seq": "1", "settings": '{"completion": {"type": "time"}}'}
+    bad = {"module": str(module.pk), "seq": "1", "rule_type": "time"}
     response = staff.post(url, bad)
-    assert response.status_code == 200 and "minSeconds" in response.content.decode()
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "min_seconds": ["Must be a number of seconds greater than 0."]
+    }
     assert not Activity.all_orgs.exists()
-    good = {**bad, "settings": '{"completion": {"type": "score", "passingScore": 0.8}}'}
+    good = {**bad, "rule_type": "score", "passing_score": "80", "min_seconds": "5"}
     assert staff.post(url, good).status_code == 302
     activity = Activity.all_orgs.get()
     assert (activity.course_id, activity.org_id) == (course.pk, course.org_id)
+    # Only the chosen type's fields count: the minimum time typed before is not kept.
+    assert activity.settings == {"completion": {"type": "score", "passingScore": 0.8}}
+    page = staff.get(f"/admin/learn/activity/{activity.pk}/change/")
+    assert page.context["adminform"].form.initial["passing_score"] == Decimal(80)
+
+
+def test_every_rule_type_the_editor_offers_makes_a_valid_rule():
+    """The editor presents the rules of learn.completion; the rules stay defined there."""
+    from learn import completion
+    from learn.admin_forms import RULE_FIELDS, RULES, ActivityForm
+
+    assert set(RULE_FIELDS) == set(RULES) == set(completion.RULE_TYPES)
+    values = {"min_seconds": "90", "threshold": "50", "passing_score": "70"}
+    values |= {"duration": "120", "pages": "10"}
+    for kind, names in RULE_FIELDS.items():
+        form = ActivityForm(
+            data={"seq": "1", "rule_type": kind, **{name: values[name] for name in names}}
+        )
+        form.is_valid()
+        settings = form.cleaned_data["settings"]
+        assert completion.read_settings(settings)[1] == [], (kind, settings)
+        assert settings["completion"]["type"] == kind
 
 
 def test_enrolling_a_member_of_another_organization_is_refused(staff, course, other_org):
@@ -191,3 +321,52 @@ def test_every_learn_admin_page_renders(staff, api: ApiClient, enrolled, module,
     assert listing.status_code == 200
     obj = listing.context["cl"].result_list[0]
     assert staff.get(f"/admin/learn/{model}/{obj.pk}/change/").status_code == 200
+
+
+def test_deleting_a_module_on_the_course_page_deletes_its_activities(staff, course, module):
+    kept = ModuleFactory(course=course, seq=2)
+    ActivityFactory(module=module, seq=1)
+    survivor = ActivityFactory(module=kept, seq=1)
+    data = form_data(staff.get(course_url(course)))
+    data["modules-0-DELETE"] = "on"
+    data[f"{activities_prefix(1)}-0-title"] = "Renamed"
+    response = staff.post(course_url(course), data)
+    assert response.status_code == 302, errors_of(response)
+    assert list(Module.all_orgs.filter(course=course)) == [kept]
+    assert [(a.pk, a.title) for a in Activity.all_orgs.filter(course=course)] == [
+        (survivor.pk, "Renamed")
+    ]
+
+
+def test_a_module_whose_activity_has_progress_is_not_deleted(
+    staff, api: ApiClient, enrolled, course, module
+):
+    activity = ActivityFactory(module=module, seq=1)
+    api.post(
+        "/api/learn/progress",
+        {"activity": str(activity.id), "reports": []},
+        token=enrolled.token,
+    )
+    data = form_data(staff.get(course_url(course)))
+    data["modules-0-DELETE"] = "on"
+    response = staff.post(course_url(course), data)
+    assert response.status_code == 200
+    assert "would require deleting the following protected related objects" in (
+        response.content.decode()
+    )
+    assert Activity.all_orgs.filter(pk=activity.pk).exists()
+
+
+def test_saving_the_course_page_unchanged_writes_no_activity(staff, course, module):
+    rules = [
+        {"completion": {"type": "time", "minSeconds": 5}},
+        {"completion": {"type": "media", "threshold": 0.9}, "duration": 90.5},
+        {"completion": {"type": "pages", "threshold": 0.333}, "pages": 7, "level": [1]},
+        None,
+    ]
+    for seq, settings in enumerate(rules, start=1):
+        ActivityFactory(module=module, seq=seq, settings=settings)
+    before = dict(Activity.all_orgs.values_list("id", "updated_at"))
+    response = staff.post(course_url(course), form_data(staff.get(course_url(course))))
+    assert response.status_code == 302, errors_of(response)
+    assert dict(Activity.all_orgs.values_list("id", "updated_at")) == before
