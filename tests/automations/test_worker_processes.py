@@ -248,3 +248,19 @@ def test_on_redis_a_completion_sends_one_signed_webhook_retried_once(rq_stack, r
     assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
     verify(created["signingSecret"], second)
     assert run["status"] == "succeeded" and run["actions"][0]["attempts"] == 2
+
+
+def test_a_webhook_to_a_private_address_is_refused_by_default(tmp_path, receiver):
+    """A worker as deployed (no LMS_WEBHOOK_ALLOW_PRIVATE) never sends to the loopback: every
+    attempt fails saying why, the run ends failed, and the receiver hears nothing."""
+    with deployment(tmp_path, LMS_WEBHOOK_ALLOW_PRIVATE="false") as stack:
+        w = world(stack)
+        path = f"/ok/{next(_numbers)}"
+        created = create(stack, w, "activity.completed", [hook(receiver, path)])
+        complete(stack, w, w["courses"][0]["activity"])
+        (run,) = finished(stack, w, created["id"])
+    assert run["status"] == "failed"
+    (action,) = run["actions"]
+    assert action["status"] == "failed" and action["attempts"] == 5
+    assert "private" in action["lastError"].lower() or "loopback" in action["lastError"].lower()
+    assert receiver.to(path) == []

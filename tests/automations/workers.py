@@ -174,16 +174,19 @@ def deployment(tmp: Path, *, backend: str = "database", **overrides: str):
 
             stack.callback(drop)
         env = base_env(
-            DATABASE_URL=pg or f"sqlite:///{tmp / 'db.sqlite3'}",
-            LMS_VAR_DIR=str(tmp),
-            LMS_TOKEN_CACHE_SECONDS="0",
-            LMS_WEBHOOK_ALLOW_PRIVATE="true",
-            LMS_AUTOMATION_RETRY_BASE_SECONDS="0.2",
-            LMS_AUTOMATION_LEASE_SECONDS="2",
-            LMS_TASKS_BACKEND=backend,
-            LMS_TASKS_QUEUE=queue,
-            LMS_DB_POOL="false",
-            **overrides,
+            **{
+                "DATABASE_URL": pg or f"sqlite:///{tmp / 'db.sqlite3'}",
+                "LMS_VAR_DIR": str(tmp),
+                "LMS_TOKEN_CACHE_SECONDS": "0",
+                # The receiver is on the loopback; a test of the refusal overrides this.
+                "LMS_WEBHOOK_ALLOW_PRIVATE": "true",
+                "LMS_AUTOMATION_RETRY_BASE_SECONDS": "0.2",
+                "LMS_AUTOMATION_LEASE_SECONDS": "2",
+                "LMS_TASKS_BACKEND": backend,
+                "LMS_TASKS_QUEUE": queue,
+                "LMS_DB_POOL": "false",
+                **overrides,
+            }
         )
         run_django(
             "from django.core.management import call_command\n"
