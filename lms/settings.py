@@ -64,7 +64,7 @@ MIDDLEWARE = [
     # The admin's: our subclasses of Django's skip requests under /api/ (no cookie sessions).
     "lms.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "lms.middleware.CsrfViewMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
     "lms.middleware.AuthenticationMiddleware",
     "lms.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
