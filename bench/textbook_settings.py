@@ -8,7 +8,14 @@ import os
 os.environ["LMS_DB_POOL"] = "false"
 
 from bench.settings import *  # noqa: F403
-from bench.settings import MIDDLEWARE
 
-MIDDLEWARE = [name for name in MIDDLEWARE if name.startswith("django.")]
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
 LOGGING = {"version": 1, "disable_existing_loggers": False}

@@ -7,6 +7,9 @@ import logging
 import time
 
 from django.conf import settings
+from django.contrib.auth import middleware as auth
+from django.contrib.messages import middleware as messages
+from django.contrib.sessions import middleware as sessions
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse
 
@@ -32,6 +35,7 @@ _BY_STATUS: dict[int, type[errors.ApiError]] = {
 }
 # Pages for people, not API clients: the admin keeps Django's HTML.
 _HTML_PREFIXES = ("/admin/",)
+_API_PREFIX = "/api/"
 
 
 class RequestIdMiddleware:
@@ -157,3 +161,28 @@ def _read_chunked(request: HttpRequest) -> errors.ApiError | None:
 
 def _is_api(request: HttpRequest) -> bool:
     return not request.path.startswith(_HTML_PREFIXES)
+
+
+class _OutsideApi:
+    """Mixed into a middleware of the admin's: it does nothing for requests under ``/api/``.
+    The API takes no cookie session (a bearer token or nothing), so its requests skip the
+    cost of sessions, users and messages. Subclasses, so that Django's admin checks still
+    find them in ``MIDDLEWARE``, in their order. CSRF stays Django's own, for every request
+    (``check --deploy`` looks for it by name; DRF's views are exempt from its check)."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith(_API_PREFIX):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class SessionMiddleware(_OutsideApi, sessions.SessionMiddleware):
+    pass
+
+
+class AuthenticationMiddleware(_OutsideApi, auth.AuthenticationMiddleware):
+    pass
+
+
+class MessageMiddleware(_OutsideApi, messages.MessageMiddleware):
+    pass

@@ -9,9 +9,10 @@ take the last slot:
 
 - ``RedisWindowStore`` when ``caches["shared"]`` is Redis (``REDIS_URL`` set): one Lua
   script per request on a sorted set; Redis runs a script atomically.
-- ``DatabaseWindowStore`` otherwise: one ``ThrottleWindow`` row per key, read and written
-  while it is locked (``SELECT ... FOR UPDATE`` on PostgreSQL; on SQLite every write
-  transaction is ``BEGIN IMMEDIATE``, which serializes them). Django's database cache has
+- ``DatabaseWindowStore`` otherwise: one ``ThrottleWindow`` row per key. On PostgreSQL one
+  ``INSERT ... ON CONFLICT DO UPDATE`` statement counts a hit under the row's lock; on
+  SQLite the row is read and written in a transaction (every write transaction is
+  ``BEGIN IMMEDIATE`` there, which serializes them). Django's database cache has
   no atomic increment (its ``incr`` is a get then a set), hence a table of our own.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import re
 import secrets
 import time
@@ -28,7 +30,7 @@ from typing import Protocol
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import connection, transaction
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
@@ -65,6 +67,8 @@ class DatabaseWindowStore:
         self.clock = clock
 
     def hit(self, key: str, *, limit: int, window: int) -> float | None:
+        if connection.vendor == "postgresql":
+            return self._upsert(key, limit=limit, window=window)
         with transaction.atomic():
             row = None
             while row is None:
@@ -87,6 +91,31 @@ class DatabaseWindowStore:
                 self._purge(now, keep=key)
         return None
 
+    def _upsert(self, key: str, *, limit: int, window: int) -> float | None:
+        """PostgreSQL: one ``INSERT ... ON CONFLICT DO UPDATE`` counts the hit, no
+        transaction of our own. The conflict locks the key's row (concurrent hits on one key
+        queue there, as behind ``FOR UPDATE``); its ``WHERE`` refuses the hit when the window
+        is full, and then nothing is returned. A row purged meanwhile is inserted again by
+        PostgreSQL itself."""
+        now = self.clock()
+        with connection.cursor() as cursor:
+            cursor.execute(_UPSERT_SQL, {"key": key, "now": now, "since": now - window,
+                                         "expires": now + window, "limit": limit})  # fmt: skip
+            row = cursor.fetchone()
+            if row is None:
+                # Refused: the hits as they are now, only to say how long to wait.
+                cursor.execute(_HITS_SQL, [key])
+                found = cursor.fetchone()
+        if row is not None:
+            if len(_json_list(row[0])) == 1:
+                with transaction.atomic():
+                    self._purge(now, keep=key)
+            return None
+        hits = sorted(t for t in (_json_list(found[0]) if found else []) if t > now - window)
+        if len(hits) < limit:  # a slot freed up since: try again at once
+            return 0.0
+        return hits[len(hits) - limit] + window - now
+
     @staticmethod
     def _purge(now: float, *, keep: str) -> None:
         """Delete rows whose window has passed. Only when a key starts a new window, so the
@@ -102,6 +131,32 @@ class DatabaseWindowStore:
 
     def clear(self) -> None:
         ThrottleWindow.objects.all().delete()
+
+
+_TABLE = ThrottleWindow._meta.db_table
+# The hits in the window, in order, and this one; or none when the window is full.
+_UPSERT_SQL = f"""
+INSERT INTO {_TABLE} AS w (key, hits, expires)
+VALUES (%(key)s, jsonb_build_array(%(now)s::float8), %(expires)s)
+ON CONFLICT (key) DO UPDATE SET
+  hits = (
+    SELECT jsonb_agg(h ORDER BY h) FROM (
+      SELECT h FROM jsonb_array_elements(w.hits) AS e(h) WHERE h::float8 > %(since)s
+      UNION ALL SELECT to_jsonb(%(now)s::float8)
+    ) AS kept
+  ),
+  expires = %(expires)s
+WHERE (
+  SELECT count(*) FROM jsonb_array_elements(w.hits) AS e(h) WHERE h::float8 > %(since)s
+) < %(limit)s
+RETURNING hits
+"""
+_HITS_SQL = f"SELECT hits FROM {_TABLE} WHERE key = %s"
+
+
+def _json_list(value) -> list:
+    # psycopg decodes jsonb itself; a driver that does not hands over the text.
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 # KEYS[1] the sorted set of let-through times; ARGV: window seconds, limit, a unique member.
