@@ -116,21 +116,6 @@ def _names(names) -> str:
 _NO_NUL = "Must not contain NUL characters (U+0000)."
 
 
-def _one_line(max_length: int) -> Check:
-    def check(value, trigger):
-        if not isinstance(value, str) or not value.strip():
-            return "Must be a non-empty string."
-        if "\r" in value or "\n" in value:
-            return "Must be one line."
-        if "\x00" in value:
-            return _NO_NUL
-        if len(value) > max_length:
-            return f"Must be at most {max_length} characters."
-        return None
-
-    return check
-
-
 def _text(max_length: int) -> Check:
     def check(value, trigger):
         if not isinstance(value, str):
@@ -140,6 +125,20 @@ def _text(max_length: int) -> Check:
         if len(value) > max_length:
             return f"Must be at most {max_length} characters."
         return None
+
+    return check
+
+
+def _one_line(max_length: int) -> Check:
+    """A ``_text`` that is not blank and holds no line break."""
+    text = _text(max_length)
+
+    def check(value, trigger):
+        if not isinstance(value, str) or not value.strip():
+            return "Must be a non-empty string."
+        if "\r" in value or "\n" in value:
+            return "Must be one line."
+        return text(value, trigger)
 
     return check
 

@@ -19,20 +19,29 @@ from organizations.permissions import IsOrgAdmin
 AUTOMATION = Output(AutomationSerializer)
 
 
-class AutomationListView(OrgScopedViewMixin, generics.ListAPIView):
+class _AdminListView(OrgScopedViewMixin, generics.ListAPIView):
+    """An owner's or admin's paged list of the organization's ``model`` rows (those that
+    ``rows`` keeps), newest first, without filters."""
+
+    permission_classes = [IsOrgAdmin]
+    pagination_class = EnvelopePagination
+    filter_backends: list = []
+
+    def rows(self):
+        return self.scoped()
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no caller
+            return self.model.objects.none()
+        return self.rows().order_by("-created_at", "-id")
+
+
+class AutomationListView(_AdminListView):
     """GET and POST /api/automations (contract 7.1): owner, admin."""
 
     model = Automation
-    permission_classes = [IsOrgAdmin]
     serializer_class = AutomationSerializer
-    pagination_class = EnvelopePagination
-    filter_backends: list = []
     omit_error_statuses = ("404", "429")
-
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return Automation.objects.none()
-        return self.scoped().order_by("-created_at", "-id")
 
     @extend_schema(
         operation_id="list_automations",
@@ -112,20 +121,15 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
         return Response(status=204)
 
 
-class AutomationRunListView(OrgScopedViewMixin, generics.ListAPIView):
+class AutomationRunListView(_AdminListView):
     """GET /api/automations/{id}/runs (contract 7.1): owner, admin; newest first."""
 
     model = AutomationRun
-    permission_classes = [IsOrgAdmin]
     serializer_class = AutomationRunSerializer
-    pagination_class = EnvelopePagination
-    filter_backends: list = []
     omit_error_statuses = ("429",)
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return AutomationRun.objects.none()
-        return self.scoped().filter(automation_id=self.kwargs["id"]).order_by("-created_at", "-id")
+    def rows(self):
+        return self.scoped().filter(automation_id=self.kwargs["id"])
 
     @extend_schema(
         operation_id="list_automation_runs",

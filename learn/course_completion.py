@@ -9,9 +9,9 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, OuterRef, Q
 
+from learn.events import emit_course_event
 from learn.models import CourseCompletion, Enrollment, Progress
 from learn.selectors import listed_activities
-from lms.events import Event, emit
 from organizations.models import Membership, Organization
 
 
@@ -54,16 +54,11 @@ def complete_course_if_done(
     completion = CourseCompletion.objects.create(
         org=org, membership=membership, course_id=course_id, completed_at=now
     )
-    emit(
-        Event(
-            type="course.completed",
-            org_id=org.id,
-            occurred_at=now,
-            data={
-                "courseId": str(course_id),
-                "memberId": str(membership.id),
-                "email": membership.user.email,
-            },
-        )
+    emit_course_event(
+        "course.completed",
+        org_id=org.id,
+        membership=membership,
+        course_id=course_id,
+        occurred_at=now,
     )
     return completion

@@ -10,9 +10,9 @@ from django.utils import timezone
 from learn import completion
 from learn.course_completion import complete_course_if_done
 from learn.errors import NotEnrolled
+from learn.events import emit_course_event
 from learn.models import Course, Enrollment, Progress, ProgressReport
 from learn.selectors import progress_target
-from lms.events import Event, emit
 from organizations.models import Membership, Organization
 
 
@@ -65,18 +65,13 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
     row.save(update_fields=["state", "status", "progress", "completed_at", "updated_at"])
     if first_completion:
         # Once: the row is locked, so of concurrent reports one sees it not completed yet.
-        emit(
-            Event(
-                type="activity.completed",
-                org_id=org.id,
-                occurred_at=now,
-                data={
-                    "activityId": str(activity.id),
-                    "courseId": str(activity.course_id),
-                    "memberId": str(membership.id),
-                    "email": membership.user.email,
-                },
-            )
+        emit_course_event(
+            "activity.completed",
+            org_id=org.id,
+            membership=membership,
+            course_id=activity.course_id,
+            occurred_at=now,
+            ids={"activityId": activity.id},
         )
     if decision.status == completion.COMPLETED:
         complete_course_if_done(
@@ -133,18 +128,13 @@ def enroll(*, membership: Membership, course: Course, depth: int = 0) -> Enrollm
         org_id=course.org_id, membership=membership, course=course
     )
     if created:
-        emit(
-            Event(
-                type="enrollment.created",
-                org_id=course.org_id,
-                occurred_at=enrollment.created_at,
-                depth=depth,
-                data={
-                    "enrollmentId": str(enrollment.id),
-                    "courseId": str(course.id),
-                    "memberId": str(membership.id),
-                    "email": membership.user.email,
-                },
-            )
+        emit_course_event(
+            "enrollment.created",
+            org_id=course.org_id,
+            membership=membership,
+            course_id=course.id,
+            occurred_at=enrollment.created_at,
+            depth=depth,
+            ids={"enrollmentId": enrollment.id},
         )
     return enrollment

@@ -20,6 +20,13 @@ from tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 
+def clean_errors(automation: Automation) -> dict[str, list[str]]:
+    """What the model's full_clean() refuses in ``automation``, by field."""
+    with pytest.raises(ValidationError) as caught:
+        automation.full_clean()
+    return caught.value.message_dict
+
+
 def test_model_clean_explains_which_action_and_field_is_wrong(org):
     automation = Automation(
         org=org,
@@ -27,9 +34,7 @@ def test_model_clean_explains_which_action_and_field_is_wrong(org):
         trigger="course.finished",
         actions=[welcome_email(), welcome_email(subject="")],
     )
-    with pytest.raises(ValidationError) as caught:
-        automation.full_clean()
-    assert caught.value.message_dict == {
+    assert clean_errors(automation) == {
         "trigger": [
             "Unknown trigger 'course.finished'; expected one of activity.completed, "
             "course.completed, enrollment.created, invite.accepted."
@@ -189,9 +194,7 @@ def test_enroll_in_course_must_name_a_course_of_the_same_organization(org, other
     automation = Automation(
         org=org, name="Enroll", trigger="invite.accepted", actions=[welcome_email(), enroll]
     )
-    with pytest.raises(ValidationError) as caught:
-        automation.full_clean()
-    assert caught.value.message_dict == {
+    assert clean_errors(automation) == {
         "actions": [
             "Action 2 (enroll_in_course), input.courseId: No course with this id in the "
             "automation's organization."

@@ -173,6 +173,14 @@ class AdminUI:
         with self.page.expect_navigation():
             self.page.click(f"#content-main form [name='{button}']")
 
+    def save_added(self, button: str = "_save") -> None:
+        """Save a new object with ``button``; the admin must say it was added (else the
+        form's errors are the failure's message)."""
+        self.save(button)
+        assert any("was added successfully" in message for message in self.messages()), (
+            self.errors()
+        )
+
     # --- what the admin shows ----------------------------------------------------------------
 
     def messages(self) -> list[str]:

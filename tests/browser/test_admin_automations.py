@@ -53,8 +53,7 @@ def test_owner_saves_an_automation_that_the_api_reads_back_exactly(admin_as, mak
         }
     )
     ui.fill_actions(actions)
-    ui.save()
-    assert any("was added successfully" in message for message in ui.messages()), ui.errors()
+    ui.save_added()
 
     automation = Automation.all_orgs.get(name="Welcome new learners")
     response = live_api.get(f"/api/automations/{automation.id}", token=owner.token)
@@ -117,8 +116,7 @@ def test_the_add_page_offers_a_send_email_to_fill_in_and_refuses_it_unfilled(adm
     assert not Automation.all_orgs.exists()
 
     ui.fill({"actions-0-send_email-subject": "Welcome!"})
-    ui.save()
-    assert any("was added successfully" in message for message in ui.messages()), ui.errors()
+    ui.save_added()
     assert Automation.all_orgs.get().actions == [
         {"type": "send_email", "input": {"to": "learner", "subject": "Welcome!", "body": ""}}
     ]

@@ -26,8 +26,7 @@ def test_owner_creates_a_bundle_that_members_find_through_the_api(admin_as, make
     row = ui.add_inline_row("bundlecourse_set")
     assert ui.autocomplete_results(f"bundlecourse_set-{row}-course", "Python") == ["Python basics"]
     ui.choose_autocomplete(f"bundlecourse_set-{row}-course", "Python", "Python basics")
-    ui.save()
-    assert any("was added successfully" in message for message in ui.messages()), ui.errors()
+    ui.save_added()
 
     bundle = Bundle.all_orgs.get(name="Python Starter Pack 100%")
     assert [course.title for course in bundle.courses.all()] == ["Python basics"]

@@ -47,8 +47,7 @@ def test_owner_fills_the_media_library_and_links_assets_in_order(admin_as, make_
     for name, button in [("Handbook", "_addanother"), ("Slides", "_save")]:
         url = f"https://cdn.example.com/{name.lower()}.pdf"
         ui.fill({"org": "Acme Learning", "name": name, "url": url})
-        ui.save(button)
-        assert any("was added successfully" in message for message in ui.messages()), ui.errors()
+        ui.save_added(button)
     handbook, slides = Asset.all_orgs.filter(org=org).order_by("name")
     assert (handbook.name, slides.name) == ("Handbook", "Slides")
 

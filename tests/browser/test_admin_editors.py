@@ -97,8 +97,7 @@ def test_staff_build_a_course_of_two_modules_and_four_rules_without_json(
                 if visible(ui, f"{row}-{f}")
             }
             assert shown == {f for f in values if f not in ("duration", "pages")}
-    ui.save("_continue")
-    assert any("was added successfully" in m for m in ui.messages()), ui.errors()
+    ui.save_added("_continue")
     shoot(ui.page, "course-outline")
     assert ui.field("modules-1-activities-1-passing_score").input_value() == "70"
 
@@ -168,8 +167,7 @@ def test_staff_write_an_automation_of_two_actions_without_json(
     ui.page.locator("li.lms-action").nth(1).locator(".lms-action-up").click()
     assert ui.page.locator(".lms-action-number").all_inner_texts() == ["Action 1", "Action 2"]
     shoot(ui.page, "automation-actions")
-    ui.save()
-    assert any("was added successfully" in m for m in ui.messages()), ui.errors()
+    ui.save_added()
 
     automation = Automation.all_orgs.get(name="Welcome new learners")
     response = live_api.get(f"/api/automations/{automation.id}", token=owner.token)

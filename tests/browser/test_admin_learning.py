@@ -39,8 +39,7 @@ def test_owner_builds_a_course_whose_time_rule_the_api_applies(admin_as, make_st
             "min_seconds": 60,
         },
     )
-    ui.save("_continue")
-    assert any("was added successfully" in message for message in ui.messages()), ui.errors()
+    ui.save_added("_continue")
 
     course = Course.all_orgs.get(title="Python basics")
     [module] = course.modules.all()
@@ -61,8 +60,7 @@ def test_owner_builds_a_course_whose_time_rule_the_api_applies(admin_as, make_st
     ui.open_add("learn", "enrollment")
     assert ui.select_options("course") == ["Python basics"]
     ui.fill({"course": course, "membership": learner.membership})
-    ui.save()
-    assert any("was added successfully" in message for message in ui.messages()), ui.errors()
+    ui.save_added()
     assert Enrollment.all_orgs.get(course=course).membership_id == learner.membership.id
 
     # The learner's client sees the activity with its rule, as stored.

@@ -1,19 +1,17 @@
 """Every error, ours, DRF's or Django's, has the contract's body, status and request id."""
 
+import json
 import logging
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
 
 from tests.helpers import assert_error
+from tests.organizations.servers import run_django
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.lms.probe_urls")]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_unknown_route_is_json_404(api):
@@ -145,8 +143,7 @@ def test_unreachable_database_is_503_quickly(tmp_path, pool):
     connection pool: each request answers 503 within a few seconds (the pool's wait is 2 s;
     it was 10 s), so that clients and load balancers learn it quickly."""
     script = (
-        "import django, json, sys, time\n"
-        "django.setup()\n"
+        "import json, time\n"
         "from django.conf import settings\n"
         "settings.ROOT_URLCONF = 'tests.lms.probe_urls'\n"
         "from django.test import Client\n"
@@ -173,18 +170,7 @@ def test_unreachable_database_is_503_quickly(tmp_path, pool):
         "LMS_DB_POOL": pool,
         "LMS_LOG_LEVEL": "CRITICAL",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    import json
-
-    results = json.loads(done.stdout.strip().splitlines()[-1])
+    results = json.loads(run_django(script, env, timeout=60).strip().splitlines()[-1])
     for url in ("/probe/members/00000000-0000-0000-0000-000000000000", "/readyz"):
         status, body, request_id, took = results[url]
         assert status == 503

@@ -32,7 +32,7 @@ def base_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-def run_django(code: str, env: dict[str, str]) -> str:
+def run_django(code: str, env: dict[str, str], *, timeout: float = 120) -> str:
     """Run ``code`` in a fresh Django process with ``env``; its stdout."""
     script = "import django; django.setup()\n" + code
     done = subprocess.run(
@@ -41,7 +41,7 @@ def run_django(code: str, env: dict[str, str]) -> str:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
