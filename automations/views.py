@@ -5,6 +5,7 @@ from rest_framework.views import APIView
 
 from automations import services
 from automations.models import Automation, AutomationRun
+from automations.selectors import automation_fields
 from automations.serializers import (
     AutomationRunSerializer,
     AutomationSerializer,
@@ -92,8 +93,7 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
         responses={200: AutomationSerializer},
     )
     def get(self, request, id):  # the interface names the path parameter "id"
-        automation = get_or_404(self.scoped(), id=id)
-        return Response(AUTOMATION.one(automation))
+        return Response(AUTOMATION.one(automation_fields(org_id=self.org.id, automation_id=id)))
 
     @extend_schema(
         operation_id="update_automation",

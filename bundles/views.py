@@ -3,58 +3,49 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
 
 from bundles.filters import BundleFilterSet
-from bundles.models import Bundle, BundleTally
-from bundles.serializers import LISTED_COLUMNS, BundleSerializer, bundle_row
-from lms.pagination import EnvelopePagination, read_page
+from bundles.models import Bundle
+from bundles.selectors import first_page, listed, matches, tally
+from bundles.serializers import BundleSerializer, bundle_row
+from lms.pagination import EnvelopePagination, Page, envelope, page_rows, read_page
 from lms.tenancy import OrgScopedViewMixin
 
 
 class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
-    """GET /api/bundles (contract 4.5): any member; the caller's organization's bundles."""
+    """GET /api/bundles (contract 4.5): any member; the caller's organization's bundles.
+
+    Every query parameter is validated before the database is touched, so that one 400 names
+    all the bad ones (page, pageSize, search, sort). Page 1 is read by ``first_page`` (SQL
+    compiled once per process); deeper pages by ``lms.pagination.page_rows``. The filter set
+    and the paginator also describe the parameters in the OpenAPI schema."""
 
     model = Bundle
     serializer_class = BundleSerializer
     filter_backends = [DjangoFilterBackend]
     filterset_class = BundleFilterSet
     pagination_class = EnvelopePagination
-    searching = False
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # schema generation: no caller
-            return Bundle.objects.none()
-        return self.scoped().values_list(*LISTED_COLUMNS)
+    def get_queryset(self):  # the schema's; the list reads through bundles.selectors
+        return Bundle.objects.none()
 
-    def filter_queryset(self, queryset):
-        """Validates every query parameter before the database is touched, so that one 400
-        names all the bad ones (page, pageSize, search, sort). The FilterSet is built here,
-        as DjangoFilterBackend builds it, to keep its cleaned ``search`` for count_rows."""
-        errors = {}
+    def read_query(self) -> tuple[Page, str, tuple]:
+        """The page, the search term ("" for none) and the sort keys, or one 400."""
+        errors, page = {}, None
         try:
-            read_page(self.request)
+            page = read_page(self.request)
         except ValidationError as exc:
             errors.update(exc.detail)
-        filterset = DjangoFilterBackend().get_filterset(self.request, queryset, self)
+        filterset = self.filterset_class(
+            data=self.request.query_params, queryset=Bundle.objects.none(), request=self.request
+        )
         if not filterset.is_valid():
             errors.update(filter_utils.translate_validation(filterset.errors).detail)
         if errors:
             raise ValidationError(errors)
-        self.searching = bool(filterset.form.cleaned_data.get("search"))
-        return filterset.qs
-
-    @property
-    def plain_first_page(self) -> bool:
-        """Without a search, page 1 is the first entries of the sort's index."""
-        return not self.searching
-
-    def count_rows(self, queryset) -> int:
-        """Exact either way: a search counts its matches (through the trigram index on
-        PostgreSQL); the whole list reads the organization's trigger-kept tally instead of
-        counting every row."""
-        if self.searching:
-            return queryset.count()
-        return BundleTally.total_for(self.org)
+        cleaned = filterset.form.cleaned_data
+        return page, cleaned.get("search") or "", tuple(cleaned["sort"])
 
     @extend_schema(
         operation_id="listBundles",
@@ -65,5 +56,11 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
         responses=BundleSerializer(many=True),
     )
     def get(self, request, *args, **kwargs):
-        rows = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response([bundle_row(row) for row in rows])
+        page, search, sort = self.read_query()
+        org_id = self.org.id
+        if page.offset == 0:
+            rows, total = first_page(org_id, sort, search, page.size)
+        else:
+            count = (lambda: matches(org_id, search)) if search else (lambda: tally(org_id))
+            rows, total = page_rows(listed(org_id, sort, search), page, count)
+        return Response(envelope([bundle_row(row) for row in rows], total, page))

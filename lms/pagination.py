@@ -100,9 +100,20 @@ def page_rows(
     return _window_rows(queryset, order, start, stop), total
 
 
+def window(queryset: QuerySet, start: int, stop: int, order: QuerySet | None = None) -> QuerySet:
+    """Rows ``start:stop`` of ``order`` (the queryset, or its reverse), in the queryset's
+    order, chosen by an inner query that reads only ids."""
+    return queryset.filter(pk__in=(queryset if order is None else order).values("pk")[start:stop])
+
+
 def _window_rows(queryset: QuerySet, order: QuerySet, start: int, stop: int) -> list:
     """Rows ``start:stop`` of ``order`` (the queryset or its reverse), in the queryset's order."""
-    return list(queryset.filter(pk__in=order.values("pk")[start:stop]))
+    return list(window(queryset, start, stop, order))
+
+
+def envelope(rows: list, total: int, page: Page) -> dict:
+    """A page's answer: ``{"rows": [...], "total": N, "page": P, "pageSize": S}``."""
+    return {"rows": rows, "total": total, "page": page.number, "pageSize": page.size}
 
 
 class EnvelopePagination(BasePagination):
@@ -125,14 +136,7 @@ class EnvelopePagination(BasePagination):
         return rows
 
     def get_paginated_response(self, data) -> Response:
-        return Response(
-            {
-                "rows": data,
-                "total": self.total,
-                "page": self.page.number,
-                "pageSize": self.page.size,
-            }
-        )
+        return Response(envelope(data, self.total, self.page))
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         return {

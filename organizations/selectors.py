@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lms.compiled import Compiled
 from lms.errors import NotFound
 from lms.ids import parse_id
 from organizations.errors import InviteUnavailable
@@ -9,6 +10,17 @@ from organizations.models import Invite, Membership, Organization, hash_token
 
 # Real tokens are 47 characters; anything much longer is not worth hashing.
 MAX_INVITE_TOKEN_LENGTH = 200
+
+# What reading an invite needs (its wire shape and its status), in the model's field order.
+_INVITE_FIELDS = tuple(
+    field.attname
+    for field in Invite._meta.concrete_fields
+    if field.attname in {"id", "org_id", "email", "first_name", "last_name", "state", "expires_at"}
+)
+# The token is global by design: it is how the caller finds the organization (unique).
+_INVITE = Compiled(
+    lambda token_hash: Invite.all_orgs.filter(token_hash=token_hash).values_list(*_INVITE_FIELDS)
+)
 
 
 def administered_orgs(user) -> dict:
@@ -22,19 +34,19 @@ def administered_orgs(user) -> dict:
 
 
 def invite_by_token(raw: str, *, for_update: bool = False) -> Invite | None:
-    """The invite a raw token opens, whatever its state, or None. One query at most;
-    ``for_update`` locks its row until the transaction ends."""
+    """The invite a raw token opens, whatever its state, or None. One query at most (its
+    SQL compiled once per process); ``for_update`` locks its row until the transaction
+    ends and reads it whole."""
     if not raw or len(raw) > MAX_INVITE_TOKEN_LENGTH:
         return None
     try:
         token_hash = hash_token(raw)
     except UnicodeEncodeError:  # a lone surrogate cannot be any token we issued
         return None
-    # The token is global by design: it is how the caller finds the organization.
-    invites = Invite.all_orgs.filter(token_hash=token_hash)
     if for_update:
-        return invites.select_for_update().first()
-    return invites.only("email", "first_name", "last_name", "state", "expires_at").first()
+        return Invite.all_orgs.filter(token_hash=token_hash).select_for_update().first()
+    row = _INVITE.first(token_hash=token_hash)
+    return None if row is None else Invite.from_db(None, _INVITE_FIELDS, row)
 
 
 def available_invite(raw: str, *, for_update: bool = False) -> Invite:

@@ -1,0 +1,71 @@
+"""The bundle list's reads (contract 4.5).
+
+Page 1 is what nearly every request asks for, so its reads are compiled once per process
+per shape (``lms.compiled``: the sort and the page size; the organization and the search
+term are bound as values). Deeper pages read through the ORM and ``lms.pagination``'s
+machinery for a million rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db.models import Count, QuerySet
+
+from bundles.filters import SortKey, order_by_expressions
+from bundles.models import Bundle, BundleTally
+from bundles.serializers import LISTED_COLUMNS
+from lms.compiled import Compiled
+from lms.pagination import window
+
+Sort = tuple[SortKey, ...]
+
+
+def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
+    """The organization's bundles as the list reads them (``LISTED_COLUMNS``), those whose
+    name contains ``search`` when one is given, totally ordered by ``sort`` then the id."""
+    bundles = Bundle.objects.for_org(org_id)
+    if search:
+        bundles = bundles.search(search)
+    return bundles.order_by(*order_by_expressions(list(sort))).values_list(*LISTED_COLUMNS)
+
+
+# Page 1 without a search: the first entries of the sort's index, a plain LIMIT.
+_FIRST_PAGE = Compiled(lambda shape, org_id: listed(org_id, shape[0], None)[: shape[1]])
+# Page 1 of a search: through the id-only inner query (lms.pagination.page_rows says why).
+_FIRST_SEARCH_PAGE = Compiled(
+    lambda shape, org_id, search: window(listed(org_id, shape[0], search), 0, shape[1])
+)
+# How many bundles match a search (one group: the organization's).
+_MATCHES = Compiled(
+    lambda org_id, search: (
+        Bundle.objects.for_org(org_id)
+        .search(search)
+        .values("org_id")
+        .annotate(matches=Count("id"))
+        .values_list("matches")
+    )
+)
+
+
+def tally(org_id: uuid.UUID) -> int:
+    """The organization's number of bundles (its trigger-kept tally)."""
+    return BundleTally.total_for(org_id)
+
+
+def matches(org_id: uuid.UUID, search: str) -> int:
+    """How many of the organization's bundles a search matches."""
+    row = _MATCHES.first(org_id=org_id, search=search)
+    return row[0] if row else 0
+
+
+def first_page(org_id: uuid.UUID, sort: Sort, search: str | None, size: int) -> tuple[list, int]:
+    """Page 1's rows and the total, as ``lms.pagination.page_rows`` answers them: the rows
+    first; fewer than a page means they are all, and nothing is counted."""
+    if search:
+        rows = _FIRST_SEARCH_PAGE.rows((sort, size), org_id=org_id, search=search)
+    else:
+        rows = _FIRST_PAGE.rows((sort, size), org_id=org_id)
+    if len(rows) < size:
+        return rows, len(rows)
+    return rows, matches(org_id, search) if search else tally(org_id)
