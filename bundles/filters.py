@@ -8,6 +8,7 @@ import django_filters
 from django import forms
 from django.db.models import F, OrderBy
 from drf_spectacular.utils import extend_schema_field
+from rest_framework.exceptions import ErrorDetail
 
 from bundles.models import Bundle, CodePointOrder
 
@@ -113,3 +114,23 @@ class BundleFilterSet(django_filters.FilterSet):
 
     def filter_search(self, queryset, name: str, value: str):
         return queryset.search(value)
+
+
+# The filter set's form fields, built once: a FilterSet and its form deep-copy their filters
+# and fields each time they are instantiated.
+_FORM_FIELDS = {name: filter_.field for name, filter_ in BundleFilterSet.base_filters.items()}
+
+
+def read_list_query(data) -> tuple[dict, dict]:
+    """``search`` and ``sort`` cleaned as ``BundleFilterSet(data).form`` cleans them, and
+    the errors as DRF details by parameter (what ``translate_validation`` makes of them)."""
+    cleaned, errors = {}, {}
+    for name, field in _FORM_FIELDS.items():
+        try:
+            cleaned[name] = field.clean(field.widget.value_from_datadict(data, None, name))
+        except forms.ValidationError as exc:
+            errors[name] = [
+                ErrorDetail(error.message % (error.params or ()), code=error.code)
+                for error in exc.error_list
+            ]
+    return cleaned, errors

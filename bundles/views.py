@@ -1,11 +1,10 @@
-from django_filters import utils as filter_utils
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from bundles.filters import BundleFilterSet
+from bundles.filters import BundleFilterSet, read_list_query
 from bundles.models import Bundle
 from bundles.selectors import first_page, listed, matches, tally
 from bundles.serializers import BundleSerializer, bundle_row
@@ -37,14 +36,10 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
             page = read_page(self.request)
         except ValidationError as exc:
             errors.update(exc.detail)
-        filterset = self.filterset_class(
-            data=self.request.query_params, queryset=Bundle.objects.none(), request=self.request
-        )
-        if not filterset.is_valid():
-            errors.update(filter_utils.translate_validation(filterset.errors).detail)
+        cleaned, invalid = read_list_query(self.request.query_params)
+        errors.update(invalid)
         if errors:
             raise ValidationError(errors)
-        cleaned = filterset.form.cleaned_data
         return page, cleaned.get("search") or "", tuple(cleaned["sort"])
 
     @extend_schema(

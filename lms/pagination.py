@@ -45,11 +45,22 @@ class Page:
         return (self.number - 1) * self.size
 
 
+# Built once: a serializer deep-copies its fields each time it is instantiated.
+_PAGE_FIELDS = PageParams().fields
+
+
 def read_page(request) -> Page:
-    """The requested page; raises DRF's ValidationError naming each bad parameter."""
-    params = PageParams(data=request.query_params)
-    params.is_valid(raise_exception=True)
-    return Page(params.validated_data["page"], params.validated_data["pageSize"])
+    """The requested page; raises DRF's ValidationError naming each bad parameter, as
+    ``PageParams(data=...).is_valid(raise_exception=True)`` does."""
+    values, errors = {}, {}
+    for name, field in _PAGE_FIELDS.items():
+        try:
+            values[name] = field.run_validation(field.get_value(request.query_params))
+        except serializers.ValidationError as exc:
+            errors[name] = exc.detail
+    if errors:
+        raise serializers.ValidationError(errors)
+    return Page(values["page"], values["pageSize"])
 
 
 # Below this many matching rows a page is read with a plain OFFSET: skipping fewer index
