@@ -13,6 +13,7 @@ from learn.errors import NotEnrolled
 from learn.events import emit_course_event
 from learn.models import Course, Enrollment, Progress, ProgressReport
 from learn.selectors import progress_target
+from lms.compiled import Compiled
 from organizations.models import Membership, Organization
 
 
@@ -89,17 +90,29 @@ def _label(kind: str | None) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
+# The learner's progress row on an activity, locked (FOR UPDATE on PostgreSQL); SQL compiled
+# once per process.
+_PROGRESS_COLUMNS = tuple(field.attname for field in Progress._meta.concrete_fields)
+_LOCKED_PROGRESS = Compiled(
+    lambda org_id, membership_id, activity_id: (
+        Progress.objects.for_org(org_id)
+        .select_for_update()
+        .filter(membership_id=membership_id, activity_id=activity_id)
+        .values_list(*_PROGRESS_COLUMNS)
+    )
+)
+
+
 def _locked_progress(*, org: Organization, membership: Membership, activity, now) -> Progress:
     """The learner's progress row on the activity, locked until the transaction ends.
 
     The first report creates it with INSERT ... ON CONFLICT DO NOTHING, so simultaneous first
     reports create one row and then queue on its lock like every later report.
     """
-    rows = Progress.objects.for_org(org).select_for_update()
-    lookup = {"membership": membership, "activity_id": activity.id}
-    row = rows.filter(**lookup).first()
-    if row is not None:
-        return row
+    lookup = {"org_id": org.id, "membership_id": membership.id, "activity_id": activity.id}
+    found = _LOCKED_PROGRESS.records(Progress, **lookup)
+    if found:
+        return found[0]
     Progress.objects.bulk_create(
         [
             Progress(
@@ -114,7 +127,7 @@ def _locked_progress(*, org: Organization, membership: Membership, activity, now
         ],
         ignore_conflicts=True,
     )
-    return rows.get(**lookup)
+    return _LOCKED_PROGRESS.records(Progress, **lookup)[0]
 
 
 @transaction.atomic

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 # Compiled shapes kept per read; beyond it the oldest half is dropped.
 MAX_SHAPES = 256
@@ -106,6 +106,7 @@ def _binder(position_a: Any, position_b: Any, a: dict, b: dict) -> Binder:
 @dataclass(frozen=True)
 class _Plan:
     alias: str
+    names: tuple[str, ...]
     sql: str
     binders: tuple[Binder, ...]
     converters: tuple[tuple[int, tuple, Any], ...]
@@ -147,7 +148,8 @@ class Compiled:
             raise NotCompilable("The SQL changes with the values: pass what changes it as shape.")
         ops = connections[alias].ops
         binders = tuple(_binder(pa, pb, a, b) for pa, pb in zip(params_a, params_b, strict=True))
-        plan = _Plan(alias, sql_a, binders, self._converters(compiler))
+        names = tuple(getattr(queryset.query, "selected", None) or ())
+        plan = _Plan(alias, names, sql_a, binders, self._converters(compiler))
         tricky = _stand_ins(values, tricky=True)
         expected = _compile(self._queryset(shape, tricky))
         if (plan.sql, tuple(plan.params(tricky, ops))) != expected[:2]:
@@ -169,7 +171,26 @@ class Compiled:
 
     def rows(self, shape: Hashable = None, **values: Any) -> list[tuple]:
         """The rows the function's queryset (a ``values_list``) answers for ``values``."""
+        return self._rows(self._plan(shape, values), values)
+
+    def records(self, model: type[Model], shape: Hashable = None, **values: Any) -> list[Model]:
+        """The rows as ``model`` instances, as the ORM builds them (``from_db``): the
+        ``values_list`` names the model's fields by attribute name (others are deferred);
+        any other name it lists (an annotation) is set as an attribute."""
         plan = self._plan(shape, values)
+        concrete = [field.attname for field in model._meta.concrete_fields]
+        fields = [plan.names.index(name) for name in concrete if name in plan.names]
+        field_names = [plan.names[index] for index in fields]
+        extra = [(index, name) for index, name in enumerate(plan.names) if name not in concrete]
+        records = []
+        for row in self._rows(plan, values):
+            record = model.from_db(plan.alias, field_names, [row[index] for index in fields])
+            for index, name in extra:
+                setattr(record, name, row[index])
+            records.append(record)
+        return records
+
+    def _rows(self, plan: _Plan, values: dict[str, Any]) -> list[tuple]:
         connection = connections[plan.alias]
         with connection.cursor() as cursor:
             cursor.execute(plan.sql, plan.params(values, connection.ops))
