@@ -14,7 +14,8 @@ from urllib.parse import urlparse
 import pytest
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from organizations.models import ThrottleWindow
 from organizations.throttling import (
@@ -228,6 +229,37 @@ def test_database_store_lets_exactly_the_limit_through_concurrent_requests():
     assert len(results) == 16
     assert results.count(None) == 5
     assert len(ThrottleWindow.objects.get(key="race").hits) == 5
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_hit_of_its_own_commits_asynchronously_and_the_setting_does_not_stay():
+    """Outside a transaction the hit is one transaction of its own, committed without
+    waiting for the disk; the connection's next transaction commits durably again."""
+    store = DatabaseWindowStore()
+    with CaptureQueriesContext(connection) as queries:
+        assert store.hit("async", limit=2, window=60) is None
+        assert store.hit("async", limit=2, window=60) is None
+        assert store.hit("async", limit=2, window=60) is not None  # counted all the same
+    upserts = [query["sql"] for query in queries.captured_queries if "INSERT" in query["sql"]]
+    assert len(upserts) == 3
+    assert all(sql.startswith("SET LOCAL synchronous_commit = off;") for sql in upserts)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_transaction_the_hit_leaves_its_durability_alone():
+    store = DatabaseWindowStore()
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        assert store.hit("durable", limit=2, window=60) is None
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone() == ("on",)
+    upserts = [query["sql"] for query in queries.captured_queries if "INSERT" in query["sql"]]
+    assert len(upserts) == 1 and "synchronous_commit" not in upserts[0]
 
 
 # --- the Redis store, when a Redis server is reachable ----------------------------------------
