@@ -14,16 +14,15 @@ from learn.serializers import (
     CourseProgressSerializer,
     ProgressInputSerializer,
     ProgressResultSerializer,
+    activity_row,
 )
 from learn.services import record_progress
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
-from lms.output import Output
 from lms.request_id import current_request_id
 from lms.tenancy import OrgScopedViewMixin
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-ACTIVITY = Output(ActivitySerializer)
 
 
 class ProgressView(APIView):
@@ -122,7 +121,7 @@ class CourseActivitiesView(OrgScopedViewMixin, APIView):
         activities = list_published_activities(
             org=self.org, membership=request.auth, course_id=courseId
         )
-        return Response(ACTIVITY.many(activities))
+        return Response([activity_row(activity) for activity in activities])
 
 
 class CourseProgressView(OrgScopedViewMixin, APIView):

@@ -1,9 +1,12 @@
 """GET /api/learn/courses/{courseId}/activities (4.4)."""
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 
+from learn.models import Activity
+from learn.serializers import ActivitySerializer
 from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
 
@@ -55,6 +58,21 @@ def test_each_activity_has_the_interface_fields_and_settings_as_stored(
     assert rows[0]["settings"] == settings
     assert rows[1]["settings"] is None
     assert ISO_Z.fullmatch(rows[0]["createdAt"]) and ISO_Z.fullmatch(rows[0]["updatedAt"])
+
+
+def test_rows_read_as_the_activity_serializer_writes_them(api, enrolled, course, module):
+    """The listing builds its rows from column values; they must read as the serializer's
+    would, microseconds and nested settings included."""
+    ActivityFactory(module=module, seq=1, settings={"completion": {"type": "view"}, "n": [1.5]})
+    ActivityFactory(module=module, seq=2, settings=None)
+    Activity.objects.for_org(course.org).filter(seq=2).update(
+        created_at=datetime(2026, 1, 2, 3, 4, 5, 7, tzinfo=UTC)
+    )
+    expected = [
+        dict(ActivitySerializer(activity).data)
+        for activity in Activity.objects.for_org(course.org).order_by("seq")
+    ]
+    assert api.get(url(course.id), token=enrolled.token).json() == expected
 
 
 def test_hides_unpublished_activities_and_activities_of_unpublished_modules(
