@@ -99,7 +99,7 @@ def unlink_asset(
         raise NotFound(NOT_LINKED)
     DownloadAsset.objects.filter(org_id=target.org_id, id=target.id).delete()
     remaining = [link for link in links if link.id != target.id]
-    _renumber(remaining)
+    _close_gap(download, remaining)
     return remaining
 
 
@@ -223,6 +223,35 @@ def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
 
 def _current_links(org: Any, download: Download) -> list[DownloadAsset]:
     return list(DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq"))
+
+
+def _close_gap(download: Download, links: list[DownloadAsset]) -> None:
+    """Numbers ``links`` (the download's links after one was deleted, read under its lock,
+    in order) ``1..n`` again: the links after the gap each move down by one, in two relative
+    updates whatever their number.
+
+    A non-deferrable unique constraint is checked row by row inside one UPDATE (PostgreSQL
+    and SQLite alike) and ``seq >= 1`` rules out negative positions, so a single
+    ``seq = seq - 1`` could collide mid-statement. The links after the gap first jump above
+    every position in use (``+ top``: all distinct, none taken), then land one below where
+    they were, on positions only they claim.
+    """
+    shifts = [link.seq - position for position, link in enumerate(links, 1)]
+    if not any(shifts):
+        return
+    if any(shift not in (0, 1) for shift in shifts):
+        _renumber(links)  # positions had gaps before: not a state the services leave
+        return
+    # Positions strictly increase, so the links one above their place are a suffix: the
+    # rows at or after the first of them.
+    moved = [link for link, shift in zip(links, shifts, strict=True) if shift]
+    first, top, now = moved[0].seq, links[-1].seq, timezone.now()
+    rows = DownloadAsset.objects.filter(org_id=download.org_id, download_id=download.id)
+    rows.filter(seq__gte=first).update(seq=F("seq") + top)
+    rows.filter(seq__gt=top).update(seq=F("seq") - (top + 1), updated_at=now)
+    for link in moved:
+        link.seq -= 1
+        link.updated_at = now
 
 
 def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = ()) -> None:
