@@ -69,10 +69,12 @@ def link_asset(
     """
     name = None if display_name is None else clean_display_name(display_name)
     download = _lock_download(org, download_id)
-    asset = get_or_404(Asset.objects.for_org(org), id=asset_id)
+    wanted = parse_id(asset_id)
     links = _current_links(org, download)
-    if any(link.asset_id == asset.id for link in links):
+    # A linked asset is in the download's organization: a re-link needs no asset read.
+    if any(link.asset_id == wanted for link in links):
         return links, False
+    asset = get_or_404(Asset.objects.for_org(org).only("id", "name"), id=asset_id)
     link = DownloadAsset.objects.create(
         org=org,
         download=download,
