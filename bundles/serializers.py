@@ -1,6 +1,5 @@
-from datetime import UTC
-
 from bundles.models import Bundle
+from lms.output import wire_time
 from lms.serializers import OrgScopedSerializer
 
 # The columns a listed bundle reads, in the order ``bundle_row`` takes them.
@@ -22,12 +21,6 @@ def bundle_row(row: tuple) -> dict:
         "orgId": str(org_id),
         "id": str(id_),
         "name": name,
-        "createdAt": _iso(created_at),
-        "updatedAt": _iso(updated_at),
+        "createdAt": wire_time(created_at),
+        "updatedAt": wire_time(updated_at),
     }
-
-
-def _iso(value) -> str:
-    # As DRF's DateTimeField writes an aware time with TIME_ZONE = "UTC".
-    text = value.astimezone(UTC).isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text

@@ -14,7 +14,8 @@ import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from datetime import datetime
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -30,6 +31,35 @@ NOT_LINKED = "No such asset is linked to this download."
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+# A link's columns, as ``Link`` holds them and ``downloads.serializers.link_row`` takes them.
+LINK_COLUMNS = (
+    "org_id",
+    "id",
+    "download_id",
+    "asset_id",
+    "seq",
+    "display_name",
+    "created_at",
+    "updated_at",
+)
+
+
+class Link(NamedTuple):
+    """A link as the API's writes read and answer it: its columns, not a model instance."""
+
+    org_id: uuid.UUID
+    id: uuid.UUID
+    download_id: uuid.UUID
+    asset_id: uuid.UUID
+    seq: int
+    display_name: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, link: DownloadAsset) -> Link:
+        return cls._make([getattr(link, column) for column in LINK_COLUMNS])
 
 
 def _retried(service: Callable[P, R]) -> Callable[P, R]:
@@ -60,7 +90,7 @@ def link_asset(
     download_id: uuid.UUID | str,
     asset_id: uuid.UUID | str,
     display_name: str | None = None,
-) -> tuple[list[DownloadAsset], bool]:
+) -> tuple[list[Link], bool]:
     """Appends the asset to the download (``seq`` = n + 1) unless it is already linked.
 
     Returns the download's links ordered by ``seq`` and whether a link was created. A
@@ -75,7 +105,7 @@ def link_asset(
     if any(link.asset_id == wanted for link in links):
         return links, False
     asset = get_or_404(Asset.objects.for_org(org).only("id", "name"), id=asset_id)
-    link = DownloadAsset.objects.create(
+    created = DownloadAsset.objects.create(
         org=org,
         download=download,
         asset=asset,
@@ -83,13 +113,13 @@ def link_asset(
         seq=max((link.seq for link in links), default=0) + 1,
         display_name=name or asset.name,
     )
-    return [*links, link], True
+    return [*links, Link.of(created)], True
 
 
 @_retried
 def unlink_asset(
     *, org: Any, download_id: uuid.UUID | str, asset_id: uuid.UUID | str
-) -> list[DownloadAsset]:
+) -> list[Link]:
     """Removes the asset's link and renumbers the remaining links ``1..n`` in their previous
     order. The asset itself is untouched. Raises NotFound when the download is not in
     ``org`` or the asset is not linked to it."""
@@ -100,9 +130,7 @@ def unlink_asset(
     if target is None:
         raise NotFound(NOT_LINKED)
     DownloadAsset.objects.filter(org_id=target.org_id, id=target.id).delete()
-    remaining = [link for link in links if link.id != target.id]
-    _close_gap(download, remaining)
-    return remaining
+    return _close_gap(org, download, [link for link in links if link.id != target.id])
 
 
 @_retried
@@ -120,7 +148,7 @@ def arrange_links(
     caller can never leave a gap, a duplicate or a blank name behind.
     """
     download = _lock_download(org, download_id)
-    links = _current_links(org, download)
+    links = _link_models(org, download)
     by_asset = {link.asset_id: link for link in links}
     wanted = [parse_id(item) for item in order]
     if len(wanted) != len(by_asset) or set(wanted) != set(by_asset):
@@ -212,7 +240,7 @@ def clean_display_name(value: object) -> str:
     return value.strip()  # type: ignore[union-attr]
 
 
-def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[DownloadAsset]:
+def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
     """The download's links ordered by ``seq``, with the download locked until the caller's
     transaction ends (which must be open), so that several services apply as one change."""
     download = _lock_download(org, download_id)
@@ -223,14 +251,19 @@ def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
     return get_or_404(Download.objects.for_org(org).select_for_update(), id=download_id)
 
 
-def _current_links(org: Any, download: Download) -> list[DownloadAsset]:
+def _current_links(org: Any, download: Download) -> list[Link]:
+    rows = DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq")
+    return list(map(Link._make, rows.values_list(*LINK_COLUMNS)))
+
+
+def _link_models(org: Any, download: Download) -> list[DownloadAsset]:
     return list(DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq"))
 
 
-def _close_gap(download: Download, links: list[DownloadAsset]) -> None:
+def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
     """Numbers ``links`` (the download's links after one was deleted, read under its lock,
-    in order) ``1..n`` again: the links after the gap each move down by one, in two relative
-    updates whatever their number.
+    in order) ``1..n`` again and answers them as stored: the links after the gap each move
+    down by one, in two relative updates whatever their number.
 
     A non-deferrable unique constraint is checked row by row inside one UPDATE (PostgreSQL
     and SQLite alike) and ``seq >= 1`` rules out negative positions, so a single
@@ -240,20 +273,23 @@ def _close_gap(download: Download, links: list[DownloadAsset]) -> None:
     """
     shifts = [link.seq - position for position, link in enumerate(links, 1)]
     if not any(shifts):
-        return
+        return links
     if any(shift not in (0, 1) for shift in shifts):
-        _renumber(links)  # positions had gaps before: not a state the services leave
-        return
+        # Positions had gaps before: not a state the services leave.
+        models = _link_models(org, download)
+        _renumber(models)
+        return [Link.of(model) for model in models]
     # Positions strictly increase, so the links one above their place are a suffix: the
     # rows at or after the first of them.
-    moved = [link for link, shift in zip(links, shifts, strict=True) if shift]
-    first, top, now = moved[0].seq, links[-1].seq, timezone.now()
+    first = next(link.seq for link, shift in zip(links, shifts, strict=True) if shift)
+    top, now = links[-1].seq, timezone.now()
     rows = DownloadAsset.objects.filter(org_id=download.org_id, download_id=download.id)
     rows.filter(seq__gte=first).update(seq=F("seq") + top)
     rows.filter(seq__gt=top).update(seq=F("seq") - (top + 1), updated_at=now)
-    for link in moved:
-        link.seq -= 1
-        link.updated_at = now
+    return [
+        link._replace(seq=link.seq - 1, updated_at=now) if shift else link
+        for link, shift in zip(links, shifts, strict=True)
+    ]
 
 
 def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = ()) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 
 class Output:
     """An output serializer built once per process: ``Output(S).one(obj)`` answers what
@@ -20,3 +22,10 @@ class Output:
     def many(self, instances) -> list[dict]:
         represent = self.serializer.to_representation
         return [represent(instance) for instance in instances]
+
+
+def wire_time(value: datetime) -> str:
+    """A timestamp as DRF's DateTimeField writes an aware time with TIME_ZONE = "UTC", for
+    bodies built from rows without a serializer."""
+    text = value.astimezone(UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
