@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -283,13 +283,36 @@ def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
     # rows at or after the first of them.
     first = next(link.seq for link, shift in zip(links, shifts, strict=True) if shift)
     top, now = links[-1].seq, timezone.now()
-    rows = DownloadAsset.objects.filter(org_id=download.org_id, download_id=download.id)
-    rows.filter(seq__gte=first).update(seq=F("seq") + top)
-    rows.filter(seq__gt=top).update(seq=F("seq") - (top + 1), updated_at=now)
+    _shift(download, first=first, top=top, now=now)
     return [
         link._replace(seq=link.seq - 1, updated_at=now) if shift else link
         for link, shift in zip(links, shifts, strict=True)
     ]
+
+
+def _shift(download: Download, *, first: int, top: int, now: datetime) -> None:
+    """The two statements of ``_close_gap``, written out: they never change shape, and the
+    ORM compiled the same two UPDATEs again on every unlink (about 1 M instructions each).
+    Like every query of tenant rows they name the organization (the download's)."""
+    db = router.db_for_write(DownloadAsset)
+    connection = connections[db]
+    meta, quote = DownloadAsset._meta, connection.ops.quote_name
+    table = quote(meta.db_table)
+    org, key, seq, stamp = (
+        meta.get_field(name) for name in ("org", "download", "seq", "updated_at")
+    )
+    where = f"{quote(org.column)} = %s AND {quote(key.column)} = %s AND {quote(seq.column)}"
+    scope = [
+        org.get_db_prep_value(download.org_id, connection),
+        key.get_db_prep_value(download.id, connection),
+    ]
+    moved = f"UPDATE {table} SET {quote(seq.column)} = {quote(seq.column)}"
+    with connection.cursor() as cursor:
+        cursor.execute(f"{moved} + %s WHERE {where} >= %s", [top, *scope, first])
+        cursor.execute(
+            f"{moved} - %s, {quote(stamp.column)} = %s WHERE {where} > %s",
+            [top + 1, stamp.get_db_prep_value(now, connection), *scope, top],
+        )
 
 
 def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = ()) -> None:
