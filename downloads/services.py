@@ -248,7 +248,35 @@ def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
 
 
 def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
-    return get_or_404(Download.objects.for_org(org).select_for_update(), id=download_id)
+    """Locks the download's row (``SELECT ... FOR UPDATE`` where the database has it) and
+    answers it as an unsaved ``Download`` holding only its id and organization: all the
+    services need of it. The statement is written out, as it never changes shape and the
+    ORM would build and compile it, and then a whole model, on every request."""
+    wanted = parse_id(download_id)
+    org_id = getattr(org, "pk", org)
+    db = router.db_for_write(Download)
+    connection = connections[db]
+    meta, quote = Download._meta, connection.ops.quote_name
+    sql = (
+        f"SELECT 1 FROM {quote(meta.db_table)} WHERE {quote(meta.get_field('org').column)} = %s"
+        f" AND {quote(meta.pk.column)} = %s"
+    )
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    found = None
+    if wanted is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql,
+                [
+                    meta.get_field("org").get_db_prep_value(org_id, connection),
+                    meta.pk.get_db_prep_value(wanted, connection),
+                ],
+            )
+            found = cursor.fetchone()
+    if found is None:
+        raise NotFound(f"No {meta.verbose_name} with that id.")
+    return Download(id=wanted, org_id=org_id)
 
 
 def _current_links(org: Any, download: Download) -> list[Link]:
