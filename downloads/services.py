@@ -280,8 +280,43 @@ def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
 
 
 def _current_links(org: Any, download: Download) -> list[Link]:
-    rows = DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq")
-    return list(map(Link._make, rows.values_list(*LINK_COLUMNS)))
+    """The download's links in order, read with a written-out SELECT (it never changes
+    shape) and the columns converted as the ORM converts them on this database."""
+    connection = connections[router.db_for_write(DownloadAsset)]
+    meta, quote = DownloadAsset._meta, connection.ops.quote_name
+    table = meta.db_table
+    fields = [meta.get_field(name) for name in LINK_COLUMNS]  # by attname: org_id, ...
+    org_field, download_field, seq_field = fields[0], fields[2], fields[4]
+    sql = (
+        f"SELECT {', '.join(quote(field.column) for field in fields)}"
+        f" FROM {quote(table)} WHERE {quote(org_field.column)} = %s"
+        f" AND {quote(download_field.column)} = %s ORDER BY {quote(seq_field.column)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                org_field.get_db_prep_value(download.org_id, connection),
+                download_field.get_db_prep_value(download.id, connection),
+            ],
+        )
+        rows = cursor.fetchall()
+    converters = []
+    for position, field in enumerate(fields):
+        column = field.get_col(table)
+        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if found:
+            converters.append((position, found, column))
+    if not converters:
+        return list(map(Link._make, rows))
+    links = []
+    for row in rows:
+        values = list(row)
+        for position, found, column in converters:
+            for convert in found:
+                values[position] = convert(values[position], column, connection)
+        links.append(Link._make(values))
+    return links
 
 
 def _link_models(org: Any, download: Download) -> list[DownloadAsset]:
