@@ -6,6 +6,14 @@ after the other and each sees the links the previous one left. The unique constr
 (org, download, asset) and (org, download, seq) back the lock up: a writer that slipped
 past it fails with an ``IntegrityError``: the service then runs again on what that writer
 left, and answers 409 ``conflict`` (never a 500) only if the database keeps refusing.
+
+The API's link and unlink run on every request with statements that never change shape, so
+those statements are written out in SQL (``_lock_download``, ``_current_links``,
+``_asset_name``, ``_insert_link``, ``_delete_link``, ``_shift``) rather than built and
+compiled by the ORM each time: each names the organization, as every query of tenant rows
+does, and takes its columns, values and conversions from the model's fields, so it runs on
+PostgreSQL and SQLite alike (docs/performance.md, "The link and unlink writes"). The admin's
+arrange and replace path stays on the ORM.
 """
 
 from __future__ import annotations
