@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from downloads.models import NAME_MAX_LENGTH, DownloadAsset
 from lms.fields import StrictCharField, StrictUUIDField
-from lms.serializers import OrgScopedSerializer
+from lms.serializers import OrgScopedSerializer, wire_time
 
 
 class LinkAssetInputSerializer(serializers.Serializer):
@@ -44,3 +44,20 @@ class DownloadAssetSerializer(OrgScopedSerializer):
         ]
         read_only_fields = fields
         ref_name = "DownloadAssetLink"
+
+
+def link_row(row: tuple) -> dict:
+    """What ``DownloadAssetSerializer`` answers for a link, from its values in the order of
+    ``downloads.services.LINK_COLUMNS``: the link and unlink answers are built from the rows
+    they read, without a model instance or a serializer per link."""
+    org_id, id_, download_id, asset_id, seq, display_name, created_at, updated_at = row
+    return {
+        "orgId": str(org_id),
+        "id": str(id_),
+        "downloadId": str(download_id),
+        "assetId": str(asset_id),
+        "seq": seq,
+        "displayName": display_name,
+        "createdAt": wire_time(created_at),
+        "updatedAt": wire_time(updated_at),
+    }

@@ -6,6 +6,14 @@ after the other and each sees the links the previous one left. The unique constr
 (org, download, asset) and (org, download, seq) back the lock up: a writer that slipped
 past it fails with an ``IntegrityError``: the service then runs again on what that writer
 left, and answers 409 ``conflict`` (never a 500) only if the database keeps refusing.
+
+The API's link and unlink run on every request with statements that never change shape, so
+those statements are written out in SQL (``_lock_download``, ``_current_links``,
+``_asset_name``, ``_insert_link``, ``_delete_link``, ``_shift``) rather than built and
+compiled by the ORM each time: each names the organization, as every query of tenant rows
+does, and takes its columns, values and conversions from the model's fields, so it runs on
+PostgreSQL and SQLite alike (docs/performance.md, "The link and unlink writes"). The admin's
+arrange and replace path stays on the ORM.
 """
 
 from __future__ import annotations
@@ -14,22 +22,51 @@ import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from datetime import datetime
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
 from lms.errors import Conflict, NotFound, validation_error
-from lms.ids import parse_id
-from lms.tenancy import get_or_404
+from lms.ids import parse_id, uuid7
 
 ATTEMPTS = 3
 NOT_LINKED = "No such asset is linked to this download."
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+# A link's columns, as ``Link`` holds them and ``downloads.serializers.link_row`` takes them.
+LINK_COLUMNS = (
+    "org_id",
+    "id",
+    "download_id",
+    "asset_id",
+    "seq",
+    "display_name",
+    "created_at",
+    "updated_at",
+)
+
+
+class Link(NamedTuple):
+    """A link as the API's writes read and answer it: its columns, not a model instance."""
+
+    org_id: uuid.UUID
+    id: uuid.UUID
+    download_id: uuid.UUID
+    asset_id: uuid.UUID
+    seq: int
+    display_name: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, link: DownloadAsset) -> Link:
+        return cls._make([getattr(link, column) for column in LINK_COLUMNS])
 
 
 def _retried(service: Callable[P, R]) -> Callable[P, R]:
@@ -60,7 +97,7 @@ def link_asset(
     download_id: uuid.UUID | str,
     asset_id: uuid.UUID | str,
     display_name: str | None = None,
-) -> tuple[list[DownloadAsset], bool]:
+) -> tuple[list[Link], bool]:
     """Appends the asset to the download (``seq`` = n + 1) unless it is already linked.
 
     Returns the download's links ordered by ``seq`` and whether a link was created. A
@@ -69,25 +106,32 @@ def link_asset(
     """
     name = None if display_name is None else clean_display_name(display_name)
     download = _lock_download(org, download_id)
-    asset = get_or_404(Asset.objects.for_org(org), id=asset_id)
+    wanted = parse_id(asset_id)
     links = _current_links(org, download)
-    if any(link.asset_id == asset.id for link in links):
+    # A linked asset is in the download's organization: a re-link needs no asset read.
+    if any(link.asset_id == wanted for link in links):
         return links, False
-    link = DownloadAsset.objects.create(
-        org=org,
-        download=download,
-        asset=asset,
+    asset_name = _asset_name(download, wanted)
+    now = timezone.now()
+    created = Link(
+        org_id=download.org_id,
+        id=uuid7(),
+        download_id=download.id,
+        asset_id=wanted,
         # Equals n + 1 while positions are 1..n, and never collides even if they were not.
         seq=max((link.seq for link in links), default=0) + 1,
-        display_name=name or asset.name,
+        display_name=name or asset_name,
+        created_at=now,
+        updated_at=now,
     )
-    return [*links, link], True
+    _insert_link(created)
+    return [*links, created], True
 
 
 @_retried
 def unlink_asset(
     *, org: Any, download_id: uuid.UUID | str, asset_id: uuid.UUID | str
-) -> list[DownloadAsset]:
+) -> list[Link]:
     """Removes the asset's link and renumbers the remaining links ``1..n`` in their previous
     order. The asset itself is untouched. Raises NotFound when the download is not in
     ``org`` or the asset is not linked to it."""
@@ -97,10 +141,8 @@ def unlink_asset(
     target = next((link for link in links if link.asset_id == wanted), None)
     if target is None:
         raise NotFound(NOT_LINKED)
-    DownloadAsset.objects.filter(org_id=target.org_id, id=target.id).delete()
-    remaining = [link for link in links if link.id != target.id]
-    _renumber(remaining)
-    return remaining
+    _delete_link(target)
+    return _close_gap(org, download, [link for link in links if link.id != target.id])
 
 
 @_retried
@@ -118,7 +160,7 @@ def arrange_links(
     caller can never leave a gap, a duplicate or a blank name behind.
     """
     download = _lock_download(org, download_id)
-    links = _current_links(org, download)
+    links = _link_models(org, download)
     by_asset = {link.asset_id: link for link in links}
     wanted = [parse_id(item) for item in order]
     if len(wanted) != len(by_asset) or set(wanted) != set(by_asset):
@@ -210,7 +252,7 @@ def clean_display_name(value: object) -> str:
     return value.strip()  # type: ignore[union-attr]
 
 
-def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[DownloadAsset]:
+def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
     """The download's links ordered by ``seq``, with the download locked until the caller's
     transaction ends (which must be open), so that several services apply as one change."""
     download = _lock_download(org, download_id)
@@ -218,11 +260,195 @@ def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[DownloadAsse
 
 
 def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
-    return get_or_404(Download.objects.for_org(org).select_for_update(), id=download_id)
+    """Locks the download's row (``SELECT ... FOR UPDATE`` where the database has it) and
+    answers it as an unsaved ``Download`` holding only its id and organization: all the
+    services need of it. The statement is written out, as it never changes shape and the
+    ORM would build and compile it, and then a whole model, on every request."""
+    wanted = parse_id(download_id)
+    org_id = getattr(org, "pk", org)
+    db = router.db_for_write(Download)
+    connection = connections[db]
+    meta, quote = Download._meta, connection.ops.quote_name
+    sql = (
+        f"SELECT 1 FROM {quote(meta.db_table)} WHERE {quote(meta.get_field('org').column)} = %s"
+        f" AND {quote(meta.pk.column)} = %s"
+    )
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    found = None
+    if wanted is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql,
+                [
+                    meta.get_field("org").get_db_prep_value(org_id, connection),
+                    meta.pk.get_db_prep_value(wanted, connection),
+                ],
+            )
+            found = cursor.fetchone()
+    if found is None:
+        raise NotFound(f"No {meta.verbose_name} with that id.")
+    return Download(id=wanted, org_id=org_id)
 
 
-def _current_links(org: Any, download: Download) -> list[DownloadAsset]:
+def _current_links(org: Any, download: Download) -> list[Link]:
+    """The download's links in order, read with a written-out SELECT (it never changes
+    shape) and the columns converted as the ORM converts them on this database."""
+    connection = connections[router.db_for_write(DownloadAsset)]
+    meta, quote = DownloadAsset._meta, connection.ops.quote_name
+    table = meta.db_table
+    fields = [meta.get_field(name) for name in LINK_COLUMNS]  # by attname: org_id, ...
+    org_field, download_field, seq_field = fields[0], fields[2], fields[4]
+    sql = (
+        f"SELECT {', '.join(quote(field.column) for field in fields)}"
+        f" FROM {quote(table)} WHERE {quote(org_field.column)} = %s"
+        f" AND {quote(download_field.column)} = %s ORDER BY {quote(seq_field.column)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                org_field.get_db_prep_value(download.org_id, connection),
+                download_field.get_db_prep_value(download.id, connection),
+            ],
+        )
+        rows = cursor.fetchall()
+    converters = []
+    for position, field in enumerate(fields):
+        column = field.get_col(table)
+        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if found:
+            converters.append((position, found, column))
+    if not converters:
+        return list(map(Link._make, rows))
+    links = []
+    for row in rows:
+        values = list(row)
+        for position, found, column in converters:
+            for convert in found:
+                values[position] = convert(values[position], column, connection)
+        links.append(Link._make(values))
+    return links
+
+
+def _link_models(org: Any, download: Download) -> list[DownloadAsset]:
     return list(DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq"))
+
+
+def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
+    """Numbers ``links`` (the download's links after one was deleted, read under its lock,
+    in order) ``1..n`` again and answers them as stored: the links after the gap each move
+    down by one, in two relative updates whatever their number.
+
+    A non-deferrable unique constraint is checked row by row inside one UPDATE (PostgreSQL
+    and SQLite alike) and ``seq >= 1`` rules out negative positions, so a single
+    ``seq = seq - 1`` could collide mid-statement. The links after the gap first jump above
+    every position in use (``+ top``: all distinct, none taken), then land one below where
+    they were, on positions only they claim.
+    """
+    shifts = [link.seq - position for position, link in enumerate(links, 1)]
+    if not any(shifts):
+        return links
+    if any(shift not in (0, 1) for shift in shifts):
+        # Positions had gaps before: not a state the services leave.
+        models = _link_models(org, download)
+        _renumber(models)
+        return [Link.of(model) for model in models]
+    # Positions strictly increase, so the links one above their place are a suffix: the
+    # rows at or after the first of them.
+    first = next(link.seq for link, shift in zip(links, shifts, strict=True) if shift)
+    top, now = links[-1].seq, timezone.now()
+    _shift(download, first=first, top=top, now=now)
+    return [
+        link._replace(seq=link.seq - 1, updated_at=now) if shift else link
+        for link, shift in zip(links, shifts, strict=True)
+    ]
+
+
+def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
+    """The name of the asset of the download's organization, or NotFound; written out like
+    the lock (the ORM built and compiled the read, then a model, on every new link)."""
+    connection = connections[router.db_for_write(Asset)]
+    meta, quote = Asset._meta, connection.ops.quote_name
+    org = meta.get_field("org")
+    found = None
+    if asset_id is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {quote(meta.get_field('name').column)} FROM {quote(meta.db_table)}"
+                f" WHERE {quote(org.column)} = %s AND {quote(meta.pk.column)} = %s",
+                [
+                    org.get_db_prep_value(download.org_id, connection),
+                    meta.pk.get_db_prep_value(asset_id, connection),
+                ],
+            )
+            found = cursor.fetchone()
+    if found is None:
+        raise NotFound(f"No {meta.verbose_name} with that id.")
+    return found[0]
+
+
+def _insert_link(link: Link) -> None:
+    """``INSERT`` of a new link with every column given (the id a UUIDv7 and both
+    timestamps the same moment, as the model's defaults would make them), written out:
+    Django's ``create`` builds a model, runs each field's ``pre_save`` and compiles the
+    statement on every new link."""
+    connection = connections[router.db_for_write(DownloadAsset)]
+    meta, quote = DownloadAsset._meta, connection.ops.quote_name
+    fields = [meta.get_field(name) for name in LINK_COLUMNS]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(meta.db_table)}"
+            f" ({', '.join(quote(field.column) for field in fields)})"
+            f" VALUES ({', '.join(['%s'] * len(fields))})",
+            [
+                field.get_db_prep_save(value, connection)
+                for field, value in zip(fields, link, strict=True)
+            ],
+        )
+
+
+def _delete_link(link: Link) -> None:
+    """``DELETE`` of one link by its organization and id, written out: Django's queryset
+    delete builds a deletion collector (which finds nothing to cascade) and compiles the
+    statement on every unlink."""
+    connection = connections[router.db_for_write(DownloadAsset)]
+    meta, quote = DownloadAsset._meta, connection.ops.quote_name
+    org = meta.get_field("org")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {quote(meta.db_table)} WHERE {quote(org.column)} = %s"
+            f" AND {quote(meta.pk.column)} = %s",
+            [
+                org.get_db_prep_value(link.org_id, connection),
+                meta.pk.get_db_prep_value(link.id, connection),
+            ],
+        )
+
+
+def _shift(download: Download, *, first: int, top: int, now: datetime) -> None:
+    """The two statements of ``_close_gap``, written out: they never change shape, and the
+    ORM compiled the same two UPDATEs again on every unlink (about 1 M instructions each).
+    Like every query of tenant rows they name the organization (the download's)."""
+    db = router.db_for_write(DownloadAsset)
+    connection = connections[db]
+    meta, quote = DownloadAsset._meta, connection.ops.quote_name
+    table = quote(meta.db_table)
+    org, key, seq, stamp = (
+        meta.get_field(name) for name in ("org", "download", "seq", "updated_at")
+    )
+    where = f"{quote(org.column)} = %s AND {quote(key.column)} = %s AND {quote(seq.column)}"
+    scope = [
+        org.get_db_prep_value(download.org_id, connection),
+        key.get_db_prep_value(download.id, connection),
+    ]
+    moved = f"UPDATE {table} SET {quote(seq.column)} = {quote(seq.column)}"
+    with connection.cursor() as cursor:
+        cursor.execute(f"{moved} + %s WHERE {where} >= %s", [top, *scope, first])
+        cursor.execute(
+            f"{moved} - %s, {quote(stamp.column)} = %s WHERE {where} > %s",
+            [top + 1, stamp.get_db_prep_value(now, connection), *scope, top],
+        )
 
 
 def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = ()) -> None:

@@ -9,13 +9,11 @@ from rest_framework.views import APIView
 
 from downloads import services
 from downloads.models import Download
-from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer
-from lms.output import Output
+from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer, link_row
 from lms.tenancy import OrgScopedViewMixin
 from organizations.permissions import IsStaffRole
 
 LINKS = DownloadAssetSerializer(many=True)
-LINK = Output(DownloadAssetSerializer)
 DOWNLOAD_ID = OpenApiParameter(
     "downloadId", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The download's id."
 )
@@ -52,7 +50,7 @@ class DownloadAssetsView(OrgScopedViewMixin, APIView):
             asset_id=data.validated_data["asset_id"],
             display_name=data.validated_data.get("display_name"),
         )
-        return Response(LINK.many(links), status=201 if created else 200)
+        return Response([link_row(link) for link in links], status=201 if created else 200)
 
 
 class DownloadAssetView(OrgScopedViewMixin, APIView):
@@ -75,4 +73,4 @@ class DownloadAssetView(OrgScopedViewMixin, APIView):
     )
     def delete(self, request, downloadId: UUID, assetId: UUID):  # the URL carries the wire names
         links = services.unlink_asset(org=self.org, download_id=downloadId, asset_id=assetId)
-        return Response(LINK.many(links))
+        return Response([link_row(link) for link in links])

@@ -59,6 +59,30 @@ def test_renumbered_links_keep_their_ids_names_and_creation_time(api, owner, dow
         assert item["updatedAt"] > item["createdAt"]
 
 
+def test_the_answer_is_what_is_stored_and_links_before_the_gap_are_not_written(
+    api, owner, download, assets
+):
+    """The answer is computed from what was read under the lock, not read again: it must
+    match the rows, timestamps included; only the links after the gap were written."""
+    before = {x.id: x for x in link(download, *assets[:5])}
+    response = api.delete(link_url(download.id, assets[2].id), token=owner.token)
+    stored = DownloadAsset.all_orgs.filter(download=download).order_by("seq")
+    assert response.json() == [
+        {
+            "orgId": str(x.org_id),
+            "id": str(x.id),
+            "downloadId": str(x.download_id),
+            "assetId": str(x.asset_id),
+            "seq": x.seq,
+            "displayName": x.display_name,
+            "createdAt": x.created_at.isoformat().replace("+00:00", "Z"),
+            "updatedAt": x.updated_at.isoformat().replace("+00:00", "Z"),
+        }
+        for x in stored
+    ]
+    assert [x.updated_at == before[x.id].updated_at for x in stored] == [True, True, False, False]
+
+
 def test_the_asset_still_exists_untouched_after_unlink(api, owner, download, asset):
     link(download, asset)
     before = Asset.all_orgs.values().get(id=asset.id)
