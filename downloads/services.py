@@ -8,12 +8,13 @@ past it fails with an ``IntegrityError``: the service then runs again on what th
 left, and answers 409 ``conflict`` (never a 500) only if the database keeps refusing.
 
 The API's link and unlink run on every request with statements that never change shape, so
-those statements are written out in SQL (``_lock_download``, ``_current_links``,
-``_asset_name``, ``_insert_link``, ``_delete_link``, ``_shift``) rather than built and
-compiled by the ORM each time: each names the organization, as every query of tenant rows
-does, and takes its columns, values and conversions from the model's fields, so it runs on
-PostgreSQL and SQLite alike (docs/performance.md, "The link and unlink writes"). The admin's
-arrange and replace path stays on the ORM.
+none of them is built and compiled by the ORM each time (docs/performance.md, "The link and
+unlink writes"): the reads (``_lock_download``, ``_current_links``, ``_asset_name``) are
+``lms.compiled`` reads, compiled once per process; the writes (``_insert_link``,
+``_delete_link``, ``_shift``) are written out in SQL. Each names the organization, as every
+query of tenant rows does, and takes its columns, values and conversions from the model's
+fields, so it runs on PostgreSQL and SQLite alike. The admin's arrange and replace path
+stays on the ORM.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
+from lms.compiled import Compiled
 from lms.errors import Conflict, NotFound, validation_error
 from lms.ids import parse_id, uuid7
 
@@ -259,76 +261,39 @@ def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
     return _current_links(org, download)
 
 
+# The API's reads of link and unlink, their SQL compiled once per process (lms.compiled).
+_DOWNLOAD_LOCK = Compiled(
+    lambda org_id, id: (
+        Download.objects.for_org(org_id).select_for_update().filter(id=id).values_list("id")
+    )
+)
+_LINKS = Compiled(
+    lambda org_id, download_id: (
+        DownloadAsset.objects.for_org(org_id)
+        .filter(download_id=download_id)
+        .order_by("seq")
+        .values_list(*LINK_COLUMNS)
+    )
+)
+_ASSET_NAME = Compiled(
+    lambda org_id, id: Asset.objects.for_org(org_id).filter(id=id).values_list("name")
+)
+
+
 def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
     """Locks the download's row (``SELECT ... FOR UPDATE`` where the database has it) and
     answers it as an unsaved ``Download`` holding only its id and organization: all the
-    services need of it. The statement is written out, as it never changes shape and the
-    ORM would build and compile it, and then a whole model, on every request."""
+    services need of it."""
     wanted = parse_id(download_id)
     org_id = getattr(org, "pk", org)
-    db = router.db_for_write(Download)
-    connection = connections[db]
-    meta, quote = Download._meta, connection.ops.quote_name
-    sql = (
-        f"SELECT 1 FROM {quote(meta.db_table)} WHERE {quote(meta.get_field('org').column)} = %s"
-        f" AND {quote(meta.pk.column)} = %s"
-    )
-    if connection.features.has_select_for_update:
-        sql += " FOR UPDATE"
-    found = None
-    if wanted is not None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                sql,
-                [
-                    meta.get_field("org").get_db_prep_value(org_id, connection),
-                    meta.pk.get_db_prep_value(wanted, connection),
-                ],
-            )
-            found = cursor.fetchone()
-    if found is None:
-        raise NotFound(f"No {meta.verbose_name} with that id.")
+    if wanted is None or _DOWNLOAD_LOCK.first(org_id=org_id, id=wanted) is None:
+        raise NotFound(f"No {Download._meta.verbose_name} with that id.")
     return Download(id=wanted, org_id=org_id)
 
 
 def _current_links(org: Any, download: Download) -> list[Link]:
-    """The download's links in order, read with a written-out SELECT (it never changes
-    shape) and the columns converted as the ORM converts them on this database."""
-    connection = connections[router.db_for_write(DownloadAsset)]
-    meta, quote = DownloadAsset._meta, connection.ops.quote_name
-    table = meta.db_table
-    fields = [meta.get_field(name) for name in LINK_COLUMNS]  # by attname: org_id, ...
-    org_field, download_field, seq_field = fields[0], fields[2], fields[4]
-    sql = (
-        f"SELECT {', '.join(quote(field.column) for field in fields)}"
-        f" FROM {quote(table)} WHERE {quote(org_field.column)} = %s"
-        f" AND {quote(download_field.column)} = %s ORDER BY {quote(seq_field.column)}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            [
-                org_field.get_db_prep_value(download.org_id, connection),
-                download_field.get_db_prep_value(download.id, connection),
-            ],
-        )
-        rows = cursor.fetchall()
-    converters = []
-    for position, field in enumerate(fields):
-        column = field.get_col(table)
-        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
-        if found:
-            converters.append((position, found, column))
-    if not converters:
-        return list(map(Link._make, rows))
-    links = []
-    for row in rows:
-        values = list(row)
-        for position, found, column in converters:
-            for convert in found:
-                values[position] = convert(values[position], column, connection)
-        links.append(Link._make(values))
-    return links
+    """The download's links in order, as rows."""
+    return [Link._make(row) for row in _LINKS.rows(org_id=download.org_id, download_id=download.id)]
 
 
 def _link_models(org: Any, download: Download) -> list[DownloadAsset]:
@@ -366,25 +331,10 @@ def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
 
 
 def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
-    """The name of the asset of the download's organization, or NotFound; written out like
-    the lock (the ORM built and compiled the read, then a model, on every new link)."""
-    connection = connections[router.db_for_write(Asset)]
-    meta, quote = Asset._meta, connection.ops.quote_name
-    org = meta.get_field("org")
-    found = None
-    if asset_id is not None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {quote(meta.get_field('name').column)} FROM {quote(meta.db_table)}"
-                f" WHERE {quote(org.column)} = %s AND {quote(meta.pk.column)} = %s",
-                [
-                    org.get_db_prep_value(download.org_id, connection),
-                    meta.pk.get_db_prep_value(asset_id, connection),
-                ],
-            )
-            found = cursor.fetchone()
+    """The name of the asset of the download's organization, or NotFound."""
+    found = None if asset_id is None else _ASSET_NAME.first(org_id=download.org_id, id=asset_id)
     if found is None:
-        raise NotFound(f"No {meta.verbose_name} with that id.")
+        raise NotFound(f"No {Asset._meta.verbose_name} with that id.")
     return found[0]
 
 
