@@ -74,15 +74,25 @@ def main(argv: list[str] | None = None) -> int:
     from django.core.wsgi import get_wsgi_application
 
     application = get_wsgi_application()
-    requests = operations(json.loads(manifest_path.read_text()))[args.operation]
+    ops = operations(json.loads(manifest_path.read_text()))
+    requests = ops[args.operation]
+    # A link or an unlink is undone (unprofiled) after each, so every one does its work.
+    undo = {"link": ops.get("unlink"), "unlink": ops.get("link")}.get(args.operation)
     prefix = SERVERS[args.server][1]
-    for i in range(20):
-        call(application, requests[i % len(requests)], prefix)
+    if args.operation == "unlink":
+        for request in undo:
+            call(application, request, prefix)
     profile = cProfile.Profile()
-    profile.enable()
-    for i in range(args.requests):
+    for i in range(20 + args.requests):
+        if i >= 20:
+            profile.enable()
         call(application, requests[i % len(requests)], prefix)
-    profile.disable()
+        profile.disable()
+        if undo:
+            call(application, undo[i % len(undo)], prefix)
+    if args.operation == "link":
+        for request in undo:
+            call(application, request, prefix)
     stats = pstats.Stats(profile)
     total = sum(row[2] for row in stats.stats.values())
     by_layer: dict[str, float] = defaultdict(float)
