@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.db.models import BigIntegerField, Func, QuerySet
+from django.db.models import BigIntegerField, Func, QuerySet, Subquery
 
 from bundles.filters import SortKey, order_by_expressions
 from bundles.models import Bundle, BundleTally
@@ -30,8 +30,14 @@ def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
     return bundles.order_by(*order_by_expressions(list(sort))).values_list(*LISTED_COLUMNS)
 
 
-# Page 1 without a search: the first entries of the sort's index, a plain LIMIT.
-_FIRST_PAGE = Compiled(lambda shape, org_id: listed(org_id, shape[0], None)[: shape[1]])
+# Page 1 without a search: the first entries of the sort's index, a plain LIMIT, each row
+# with the organization's tally (an uncorrelated scalar subquery, which the database reads
+# once): the total comes in the same round trip as the rows.
+_FIRST_PAGE = Compiled(
+    lambda shape, org_id: listed(org_id, shape[0], None).annotate(
+        tally=Subquery(BundleTally.objects.for_org(org_id).values("total")[:1])
+    )[: shape[1]]
+)
 # Page 1 of a search: through the id-only inner query (lms.pagination.page_rows says why).
 _FIRST_SEARCH_PAGE = Compiled(
     lambda shape, org_id, search: window(listed(org_id, shape[0], search), 0, shape[1])
@@ -65,11 +71,12 @@ def matches(org_id: uuid.UUID, search: str) -> int:
 
 def first_page(org_id: uuid.UUID, sort: Sort, search: str | None, size: int) -> tuple[list, int]:
     """Page 1's rows and the total, as ``lms.pagination.page_rows`` answers them: the rows
-    first; fewer than a page means they are all, and nothing is counted."""
-    if search:
-        rows = _FIRST_SEARCH_PAGE.rows((sort, size), org_id=org_id, search=search)
-    else:
+    first; fewer than a page means they are all. A full page without a search takes the
+    total from the tally read in the same statement; a search counts its matches."""
+    if not search:
         rows = _FIRST_PAGE.rows((sort, size), org_id=org_id)
-    if len(rows) < size:
-        return rows, len(rows)
-    return rows, matches(org_id, search) if search else tally(org_id)
+        total = rows[0][-1] if len(rows) == size else None
+        rows = [row[:-1] for row in rows]
+        return rows, len(rows) if total is None else total
+    rows = _FIRST_SEARCH_PAGE.rows((sort, size), org_id=org_id, search=search)
+    return rows, len(rows) if len(rows) < size else matches(org_id, search)
