@@ -58,11 +58,6 @@ _MATCHES = Compiled(
 )
 
 
-def tally(org_id: uuid.UUID) -> int:
-    """The organization's number of bundles (its trigger-kept tally)."""
-    return BundleTally.total_for(org_id)
-
-
 def matches(org_id: uuid.UUID, search: str) -> int:
     """How many of the organization's bundles a search matches."""
     row = _MATCHES.first(org_id=org_id, search=search)

@@ -1,3 +1,5 @@
+from functools import partial
+
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
@@ -5,8 +7,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from bundles.filters import BundleFilterSet, read_list_query
-from bundles.models import Bundle
-from bundles.selectors import first_page, listed, matches, tally
+from bundles.models import Bundle, BundleTally
+from bundles.selectors import first_page, listed, matches
 from bundles.serializers import BundleSerializer, bundle_row
 from lms.pagination import EnvelopePagination, Page, envelope, page_rows, read_page
 from lms.tenancy import OrgScopedViewMixin
@@ -56,6 +58,10 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
         if page.offset == 0:
             rows, total = first_page(org_id, sort, search, page.size)
         else:
-            count = (lambda: matches(org_id, search)) if search else (lambda: tally(org_id))
+            count = (
+                partial(matches, org_id, search)
+                if search
+                else partial(BundleTally.total_for, org_id)
+            )
             rows, total = page_rows(listed(org_id, sort, search), page, count)
         return Response(envelope([bundle_row(row) for row in rows], total, page))

@@ -68,9 +68,7 @@ def read_page(request) -> Page:
 PLAIN_BELOW = 1000
 
 
-def page_rows(
-    queryset: QuerySet, page: Page, count: Callable[[], int], *, plain_first_page: bool = False
-) -> tuple[list, int]:
+def page_rows(queryset: QuerySet, page: Page, count: Callable[[], int]) -> tuple[list, int]:
     """The rows of ``page`` of the ordered ``queryset`` and the total, in at most two queries.
 
     - Page 1 reads its rows first; fewer than a page means they are all, and nothing is
@@ -85,18 +83,13 @@ def page_rows(
       every column involved, instead of one table row each.
 
     - The inner query is skipped (a plain ``LIMIT``/``OFFSET`` on the queryset) where it
-      cannot pay: on page 1 when the caller says nothing is filtered out of the sort's index
-      (``plain_first_page``: the index's first entries are the page), and whenever fewer than
-      ``PLAIN_BELOW`` rows match.
+      cannot pay: whenever fewer than ``PLAIN_BELOW`` rows match.
 
     ``queryset`` must be totally ordered (the id as its last key), so each row is on
     exactly one page.
     """
     if page.offset == 0:
-        if plain_first_page:
-            rows = list(queryset[: page.size])
-        else:
-            rows = _window_rows(queryset, queryset, 0, page.size)
+        rows = list(window(queryset, 0, page.size))
         return rows, len(rows) if len(rows) < page.size else count()
     total = count()
     if page.offset >= total:
@@ -108,18 +101,13 @@ def page_rows(
         order, start, stop = queryset.reverse(), max(rows_after, 0), total - page.offset
     else:
         order, start, stop = queryset, page.offset, page.offset + page.size
-    return _window_rows(queryset, order, start, stop), total
+    return list(window(queryset, start, stop, order)), total
 
 
 def window(queryset: QuerySet, start: int, stop: int, order: QuerySet | None = None) -> QuerySet:
     """Rows ``start:stop`` of ``order`` (the queryset, or its reverse), in the queryset's
     order, chosen by an inner query that reads only ids."""
     return queryset.filter(pk__in=(queryset if order is None else order).values("pk")[start:stop])
-
-
-def _window_rows(queryset: QuerySet, order: QuerySet, start: int, stop: int) -> list:
-    """Rows ``start:stop`` of ``order`` (the queryset or its reverse), in the queryset's order."""
-    return list(window(queryset, start, stop, order))
 
 
 def envelope(rows: list, total: int, page: Page) -> dict:
@@ -130,20 +118,13 @@ def envelope(rows: list, total: int, page: Page) -> dict:
 class EnvelopePagination(BasePagination):
     """Answers ``{"rows": [...], "total": N, "page": P, "pageSize": S}``.
 
-    The total is ``COUNT(*)`` of the filtered queryset unless the view offers a cheaper
-    exact count as ``count_rows(queryset)``; a view sets ``plain_first_page`` when page 1
-    is the first entries of the sort's index (see ``page_rows``).
+    The total is ``COUNT(*)`` of the filtered queryset (see ``page_rows``). The bundle list
+    pages on its own (``bundles.selectors``) and uses this class for its schema.
     """
 
     def paginate_queryset(self, queryset, request, view=None) -> list:
         self.page = read_page(request)
-        counter = getattr(view, "count_rows", None)
-        rows, self.total = page_rows(
-            queryset,
-            self.page,
-            (lambda: counter(queryset)) if counter else queryset.count,
-            plain_first_page=getattr(view, "plain_first_page", False),
-        )
+        rows, self.total = page_rows(queryset, self.page, queryset.count)
         return rows
 
     def get_paginated_response(self, data) -> Response:
