@@ -6,8 +6,6 @@ import uuid
 
 from automations.models import Automation
 from lms.compiled import Compiled
-from lms.errors import NotFound
-from lms.ids import parse_id
 
 # What an automation's wire shape reads, by attribute name (AutomationSerializer's sources).
 AUTOMATION_COLUMNS = (
@@ -31,8 +29,5 @@ _AUTOMATION = Compiled(
 def automation_fields(*, org_id: uuid.UUID, automation_id: object) -> dict:
     """The organization's automation as ``{attribute: value}`` (one query, its SQL compiled
     once per process). Malformed, unknown or foreign ids: NotFound."""
-    parsed = parse_id(automation_id)
-    row = _AUTOMATION.first(org_id=org_id, id=parsed) if parsed is not None else None
-    if row is None:
-        raise NotFound("No automation with that id.")
+    row = _AUTOMATION.one_or_404(Automation, org_id=org_id, id=automation_id)
     return dict(zip(AUTOMATION_COLUMNS, row, strict=True))

@@ -284,11 +284,9 @@ def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
     """Locks the download's row (``SELECT ... FOR UPDATE`` where the database has it) and
     answers it as an unsaved ``Download`` holding only its id and organization: all the
     services need of it."""
-    wanted = parse_id(download_id)
     org_id = getattr(org, "pk", org)
-    if wanted is None or _DOWNLOAD_LOCK.first(org_id=org_id, id=wanted) is None:
-        raise NotFound(f"No {Download._meta.verbose_name} with that id.")
-    return Download(id=wanted, org_id=org_id)
+    (download_id,) = _DOWNLOAD_LOCK.one_or_404(Download, org_id=org_id, id=download_id)
+    return Download(id=download_id, org_id=org_id)
 
 
 def _current_links(org: Any, download: Download) -> list[Link]:
@@ -332,10 +330,7 @@ def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
 
 def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
     """The name of the asset of the download's organization, or NotFound."""
-    found = None if asset_id is None else _ASSET_NAME.first(org_id=download.org_id, id=asset_id)
-    if found is None:
-        raise NotFound(f"No {Asset._meta.verbose_name} with that id.")
-    return found[0]
+    return _ASSET_NAME.one_or_404(Asset, org_id=download.org_id, id=asset_id)[0]
 
 
 def _insert_link(link: Link) -> None:

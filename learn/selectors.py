@@ -12,8 +12,6 @@ from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment
 from lms.compiled import Compiled
-from lms.errors import NotFound
-from lms.ids import parse_id
 from lms.tenancy import get_or_404
 from organizations.models import Membership, Organization
 
@@ -44,15 +42,18 @@ def progress_target(*, org: Organization, membership: Membership, activity_id: o
     """The published activity progress is reported on (its id, course and settings),
     annotated with ``enrolled``, in one query. Unknown, foreign, unpublished or a malformed
     id: NotFound."""
-    parsed = parse_id(activity_id)
-    found = []
-    if parsed is not None:
-        found = _PROGRESS_TARGET.records(
-            Activity, org_id=org.id, membership_id=membership.id, activity_id=parsed
-        )
-    if not found:
-        raise NotFound(f"No {Activity._meta.verbose_name} with that id.")
-    return found[0]
+    return _PROGRESS_TARGET.record_or_404(
+        Activity, org_id=org.id, membership_id=membership.id, activity_id=activity_id
+    )
+
+
+def _published_courses(org: Organization, membership: Membership) -> QuerySet[Course]:
+    """The organization's published courses, each with ``enrolled``: whether the member is."""
+    return (
+        Course.objects.for_org(org)
+        .filter(published=True)
+        .annotate(enrolled=_enrolled(org, membership, OuterRef("pk")))
+    )
 
 
 def enrolled_course(
@@ -61,11 +62,7 @@ def enrolled_course(
     """The published course the member is enrolled in, with ``annotations``, in one query.
     Unknown, foreign or unpublished: NotFound; not enrolled: NotEnrolled."""
     course = get_or_404(
-        Course.objects.for_org(org)
-        .filter(published=True)
-        .annotate(enrolled=_enrolled(org, membership, OuterRef("pk")), **annotations)
-        .only("id"),
-        id=course_id,
+        _published_courses(org, membership).annotate(**annotations).only("id"), id=course_id
     )
     if not course.enrolled:
         raise NotEnrolled()
@@ -96,10 +93,7 @@ ACTIVITY_COLUMNS = (
 # The two reads of the listing, their SQL compiled once per process (lms.compiled).
 _COURSE_ACCESS = Compiled(
     lambda org_id, membership_id, course_id: (
-        Course.objects.for_org(org_id)
-        .filter(published=True, id=course_id)
-        .annotate(enrolled=_enrolled(org_id, membership_id, OuterRef("pk")))
-        .values_list("enrolled")
+        _published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
     )
 )
 _LISTED = Compiled(
@@ -115,17 +109,14 @@ def list_published_activities(
     unpublished or a malformed id: NotFound; caller not enrolled: NotEnrolled. Two queries
     whatever the number of activities.
     """
-    parsed = parse_id(course_id)
-    access = None
-    if parsed is not None:
-        access = _COURSE_ACCESS.first(org_id=org.id, membership_id=membership.id, course_id=parsed)
-    if access is None:
-        raise NotFound(f"No {Course._meta.verbose_name} with that id.")
-    if not access[0]:
+    course_id, enrolled = _COURSE_ACCESS.one_or_404(
+        Course, org_id=org.id, membership_id=membership.id, course_id=course_id
+    )
+    if not enrolled:
         raise NotEnrolled()
     return [
         dict(zip(ACTIVITY_COLUMNS, row, strict=True))
-        for row in _LISTED.rows(org_id=org.id, course_id=parsed)
+        for row in _LISTED.rows(org_id=org.id, course_id=course_id)
     ]
 
 

@@ -42,6 +42,8 @@ from typing import Any
 from django.db import connections
 from django.db.models import Model, QuerySet
 
+from lms.tenancy import ids_or_404, not_found
+
 # Compiled shapes kept per read; beyond it the oldest half is dropped.
 MAX_SHAPES = 256
 
@@ -212,3 +214,18 @@ class Compiled:
         """The first row, or None."""
         rows = self.rows(shape, **values)
         return rows[0] if rows else None
+
+    def one_or_404(self, model: type[Model], shape: Hashable = None, **values: Any) -> tuple:
+        """The first row, its ids parsed first as ``get_or_404`` parses them: a malformed id
+        or no row is ``model``'s NotFound."""
+        row = self.first(shape, **ids_or_404(model, values))
+        if row is None:
+            raise not_found(model)
+        return row
+
+    def record_or_404(self, model: type[Model], shape: Hashable = None, **values: Any) -> Model:
+        """``one_or_404``'s row as a ``model`` instance (see ``records``)."""
+        found = self.records(model, shape, **ids_or_404(model, values))
+        if not found:
+            raise not_found(model)
+        return found[0]

@@ -187,18 +187,29 @@ def org_unique(*fields: str, name: str) -> models.UniqueConstraint:
     return models.UniqueConstraint(fields=["org", *fields], name=name)
 
 
+def not_found(model: type[models.Model]) -> NotFound:
+    """What a missing, foreign or malformed id of ``model`` answers."""
+    return NotFound(f"No {model._meta.verbose_name} with that id.")
+
+
+def ids_or_404(model: type[models.Model], lookup: dict[str, Any]) -> dict[str, Any]:
+    """The lookup with its ids (``id``, ``pk``, ``*_id``) parsed; a malformed one is simply
+    not found (``not_found(model)``)."""
+    parsed = dict(lookup)
+    for key, value in lookup.items():
+        if key == "id" or key.endswith("_id") or key == "pk":
+            parsed[key] = parse_id(value)
+            if parsed[key] is None:
+                raise not_found(model)
+    return parsed
+
+
 def get_or_404(queryset: models.QuerySet, **lookup: Any) -> Any:
     """The one row the lookup names, or NotFound. Malformed UUIDs are simply not found."""
-    for key, value in list(lookup.items()):
-        if key == "id" or key.endswith("_id") or key == "pk":
-            parsed = parse_id(value)
-            if parsed is None:
-                raise NotFound(f"No {queryset.model._meta.verbose_name} with that id.")
-            lookup[key] = parsed
     try:
-        return queryset.get(**lookup)
+        return queryset.get(**ids_or_404(queryset.model, lookup))
     except queryset.model.DoesNotExist:
-        raise NotFound(f"No {queryset.model._meta.verbose_name} with that id.") from None
+        raise not_found(queryset.model) from None
 
 
 class OrgScopedViewMixin:

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from bundles.models import Bundle
 from learn.models import Activity
 from lms.compiled import Compiled, NotCompilable
+from lms.errors import NotFound
 from lms.tenancy import UnscopedQuery
 from tests.bundles.factories import add_bundles
 from tests.learn.factories import ActivityFactory
@@ -120,3 +121,14 @@ def test_tenancy_fails_closed_when_compiled(org):
     read = Compiled(lambda id: Bundle.objects.filter(id=id).values_list("name"))
     with pytest.raises(UnscopedQuery):
         read.rows(id=uuid.uuid4())
+
+
+def test_one_or_404_parses_ids_and_answers_the_models_not_found(bundles, org, other_org):
+    read = Compiled(
+        lambda org_id, id: Bundle.objects.for_org(org_id).filter(id=id).values_list("name")
+    )
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    assert read.one_or_404(Bundle, org_id=org.id, id=str(bundle.id).upper()) == ("b",)
+    for org_id, id_ in [(org.id, "not-an-id"), (org.id, None), (other_org.id, bundle.id)]:
+        with pytest.raises(NotFound, match=r"^No bundle with that id\.$"):
+            read.one_or_404(Bundle, org_id=org_id, id=id_)
