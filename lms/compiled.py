@@ -36,7 +36,7 @@ import secrets
 import threading
 import uuid
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connections
@@ -112,6 +112,8 @@ class _Plan:
     sql: str
     binders: tuple[Binder, ...]
     converters: tuple[tuple[int, tuple, Any], ...]
+    # model -> (row positions of its fields, their names, annotations): ``records``'s.
+    layouts: dict = field(default_factory=dict, compare=False)
 
     def params(self, values: dict[str, Any], ops) -> list:
         return [bind(values, ops) for bind in self.binders]
@@ -180,10 +182,13 @@ class Compiled:
         ``values_list`` names the model's fields by attribute name (others are deferred);
         any other name it lists (an annotation) is set as an attribute."""
         plan = self._plan(shape, values)
-        concrete = [field.attname for field in model._meta.concrete_fields]
-        fields = [plan.names.index(name) for name in concrete if name in plan.names]
-        field_names = [plan.names[index] for index in fields]
-        extra = [(index, name) for index, name in enumerate(plan.names) if name not in concrete]
+        layout = plan.layouts.get(model)
+        if layout is None:  # where each of the model's fields is in a row: once per plan
+            concrete = [each.attname for each in model._meta.concrete_fields]
+            fields = [plan.names.index(name) for name in concrete if name in plan.names]
+            extra = [(index, name) for index, name in enumerate(plan.names) if name not in concrete]
+            layout = plan.layouts[model] = (fields, [plan.names[i] for i in fields], extra)
+        fields, field_names, extra = layout
         records = []
         for row in self._rows(plan, values):
             record = model.from_db(plan.alias, field_names, [row[index] for index in fields])
