@@ -12,7 +12,7 @@ from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment
 from lms.compiled import Compiled
-from lms.tenancy import get_or_404
+from lms.tenancy import get_or_404, ids_or_404
 from organizations.models import Membership, Organization
 
 
@@ -90,14 +90,28 @@ ACTIVITY_COLUMNS = (
     "created_at",
     "updated_at",
 )
-# The two reads of the listing, their SQL compiled once per process (lms.compiled).
+# The listing's reads, their SQL compiled once per process (lms.compiled). The activities
+# come with ``enrolled`` (an uncorrelated EXISTS the database evaluates once) and only when
+# the course is published, so a course with a listed activity answers in one query; the
+# access check is read on its own only when no activity is listed.
 _COURSE_ACCESS = Compiled(
     lambda org_id, membership_id, course_id: (
         _published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
     )
 )
 _LISTED = Compiled(
-    lambda org_id, course_id: listed_activities(org_id, course_id).values_list(*ACTIVITY_COLUMNS)
+    lambda org_id, membership_id, course_id: (
+        listed_activities(org_id, course_id)
+        .filter(course__published=True)
+        .annotate(
+            enrolled=Exists(
+                Enrollment.objects.for_org(org_id).filter(
+                    membership_id=membership_id, course_id=course_id
+                )
+            )
+        )
+        .values_list(*ACTIVITY_COLUMNS, "enrolled")
+    )
 )
 
 
@@ -106,18 +120,20 @@ def list_published_activities(
 ) -> list[dict]:
     """The course's published activities of published modules, by module seq then seq, as
     ``{attribute: value}``. The same checks as ``enrolled_course``: course unknown, foreign,
-    unpublished or a malformed id: NotFound; caller not enrolled: NotEnrolled. Two queries
-    whatever the number of activities.
+    unpublished or a malformed id: NotFound; caller not enrolled: NotEnrolled. One query
+    when the course lists an activity, two when it lists none, whatever the number.
     """
-    course_id, enrolled = _COURSE_ACCESS.one_or_404(
-        Course, org_id=org.id, membership_id=membership.id, course_id=course_id
-    )
+    values = ids_or_404(Course, {"course_id": course_id})
+    rows = _LISTED.rows(org_id=org.id, membership_id=membership.id, **values)
+    if not rows:
+        _, enrolled = _COURSE_ACCESS.one_or_404(
+            Course, org_id=org.id, membership_id=membership.id, **values
+        )
+    else:
+        enrolled = rows[0][-1]
     if not enrolled:
         raise NotEnrolled()
-    return [
-        dict(zip(ACTIVITY_COLUMNS, row, strict=True))
-        for row in _LISTED.rows(org_id=org.id, course_id=course_id)
-    ]
+    return [dict(zip(ACTIVITY_COLUMNS, row[:-1], strict=True)) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -135,10 +135,72 @@ def test_query_count_does_not_grow_with_the_activities(
     modules = [ModuleFactory(course=course, seq=s) for s in (1, 2, 3)]
     for n in range(count):
         ActivityFactory(module=modules[n % 3], seq=n + 1)
-    # token, course + enrollment, activities.
-    with django_assert_num_queries(3):
+    # token, then the activities with the enrollment.
+    with django_assert_num_queries(2):
         response = api.get(url(course.id), token=enrolled.token)
     assert len(ids(response)) == count
+
+
+def test_a_course_listing_nothing_checks_access_in_a_second_query(
+    api, enrolled, course, module, django_assert_num_queries
+):
+    ActivityFactory(module=module, seq=1, published=False)
+    # token, the (no) activities, then the course and the enrollment.
+    with django_assert_num_queries(3):
+        assert ids(api.get(url(course.id), token=enrolled.token)) == []
+
+
+# The access rules hold whether the course lists an activity (answered by the listing's own
+# query) or none (answered by the course's access check).
+@pytest.fixture(params=["listing an activity", "listing none"])
+def listing(request, course):
+    def give(target):
+        if request.param == "listing an activity":
+            ActivityFactory(module=ModuleFactory(course=target, seq=1), seq=1)
+        return target
+
+    return give
+
+
+def test_access_not_enrolled_is_403(api, org, course, listing):
+    assert_error(
+        api.get(url(listing(course).id), token=make_member(org).token), 403, "not_enrolled"
+    )
+
+
+def test_access_another_members_enrollment_is_403(api, org, course, listing):
+    EnrollmentFactory(course=listing(course), membership=make_member(org).membership)
+    assert_error(api.get(url(course.id), token=make_member(org).token), 403, "not_enrolled")
+
+
+def test_access_enrolled_in_another_course_is_403(api, enrolled, org, listing):
+    other = listing(CourseFactory(org=org))
+    assert_error(api.get(url(other.id), token=enrolled.token), 403, "not_enrolled")
+
+
+def test_access_unpublished_course_is_404_even_when_enrolled(api, enrolled, course, listing):
+    listing(course)
+    course.published = False
+    course.save()
+    assert_error(api.get(url(course.id), token=enrolled.token), 404, "not_found")
+
+
+def test_access_foreign_course_is_404_even_with_a_foreign_enrollment(
+    api, enrolled, other_org, listing
+):
+    foreign = listing(CourseFactory(org=other_org))
+    stranger = make_member(other_org)
+    EnrollmentFactory(course=foreign, membership=stranger.membership)
+    assert_error(api.get(url(foreign.id), token=enrolled.token), 404, "not_found")
+    assert len(ids(api.get(url(foreign.id), token=stranger.token))) == int(
+        Activity.objects.for_org(other_org).exists()
+    )
+
+
+def test_access_enrolled_lists(api, enrolled, course, listing):
+    listing(course)
+    expected = list(Activity.objects.for_org(course.org).values_list("id", flat=True))
+    assert ids(api.get(url(course.id), token=enrolled.token)) == [str(i) for i in expected]
 
 
 def test_schema_documents_the_operation(api):
