@@ -112,7 +112,7 @@ class DatabaseWindowStore:
                 cursor.execute(_HITS_SQL, [key])
                 found = cursor.fetchone()
         if row is not None:
-            if len(_json_list(row[0])) == 1:
+            if row[0] == 1:
                 with transaction.atomic():
                     self._purge(now, keep=key)
             return None
@@ -139,22 +139,23 @@ class DatabaseWindowStore:
 
 
 _TABLE = ThrottleWindow._meta.db_table
-# The hits in the window, in order, and this one; or none when the window is full.
+# The hits still in the window: a JSON path filter, run in C over the stored array (casting
+# each element to float8 in SQL and aggregating them again cost about 0.1 ms a hit more).
+_KEPT = (
+    "jsonb_path_query_array(w.hits, '$[*] ? (@ > $since)',"
+    " jsonb_build_object('since', %(since)s::float8))"
+)
+# The hits in the window and this one, or nothing when the window is full. It answers how
+# many hits the window now holds (1: this hit starts it). On PostgreSQL the hits are kept in
+# the order they were written, not sorted: only their count and the oldest matter.
 _UPSERT_SQL = f"""
 INSERT INTO {_TABLE} AS w (key, hits, expires)
 VALUES (%(key)s, jsonb_build_array(%(now)s::float8), %(expires)s)
 ON CONFLICT (key) DO UPDATE SET
-  hits = (
-    SELECT jsonb_agg(h ORDER BY h) FROM (
-      SELECT h FROM jsonb_array_elements(w.hits) AS e(h) WHERE h::float8 > %(since)s
-      UNION ALL SELECT to_jsonb(%(now)s::float8)
-    ) AS kept
-  ),
+  hits = {_KEPT} || to_jsonb(%(now)s::float8),
   expires = %(expires)s
-WHERE (
-  SELECT count(*) FROM jsonb_array_elements(w.hits) AS e(h) WHERE h::float8 > %(since)s
-) < %(limit)s
-RETURNING hits
+WHERE jsonb_array_length({_KEPT}) < %(limit)s
+RETURNING jsonb_array_length(hits)
 """
 _HITS_SQL = f"SELECT hits FROM {_TABLE} WHERE key = %s"
 # A hit is committed without waiting for the write-ahead log to reach the disk: that wait

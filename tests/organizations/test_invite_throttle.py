@@ -170,6 +170,22 @@ def test_the_window_slides_it_is_any_60_seconds_not_a_calendar_minute():
     assert hit_at(90.1) is None
 
 
+def test_hits_from_clocks_out_of_step_still_slide():
+    """Servers' clocks differ by a little: a hit may carry an earlier time than the last
+    one stored. It still counts while in the window, and leaves it at its own time."""
+    clock = FakeClock()
+    store = DatabaseWindowStore(clock=clock)
+    t0 = clock.now
+    for offset in (10, 0, 5):  # written out of order
+        clock.now = t0 + offset
+        assert store.hit("k", limit=3, window=60) is None
+    clock.now = t0 + 20
+    assert store.hit("k", limit=3, window=60) == pytest.approx(40)  # the hit at 0 leaves at 60
+    clock.now = t0 + 60.5
+    assert store.hit("k", limit=3, window=60) is None
+    assert store.hit("k", limit=3, window=60) == pytest.approx(4.5)  # then the one at 5
+
+
 def test_refused_requests_do_not_count():
     clock = FakeClock()
     store = DatabaseWindowStore(clock=clock)
