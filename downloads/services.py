@@ -10,11 +10,11 @@ left, and answers 409 ``conflict`` (never a 500) only if the database keeps refu
 The API's link and unlink run on every request with statements that never change shape, so
 none of them is built and compiled by the ORM each time (docs/performance.md, "The link and
 unlink writes"): the reads (``_lock_download``, ``_current_links``, ``_asset_name``) are
-``lms.compiled`` reads, compiled once per process; the writes (``_insert_link``,
-``_delete_link``, ``_shift``) are written out in SQL. Each names the organization, as every
-query of tenant rows does, and takes its columns, values and conversions from the model's
-fields, so it runs on PostgreSQL and SQLite alike. The admin's arrange and replace path
-stays on the ORM.
+``lms.compiled`` reads, compiled once per process; the writes (``_insert_link`` and
+``_delete_link`` through ``lms.statements``, ``_shift``) are written out in SQL. Each names
+the organization, as every query of tenant rows does, and takes its columns, values and
+conversions from the model's fields, so it runs on PostgreSQL and SQLite alike. The admin's
+arrange and replace path stays on the ORM.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
+from lms import statements
 from lms.compiled import Compiled
 from lms.errors import Conflict, NotFound, validation_error
 from lms.ids import parse_id, uuid7
@@ -335,40 +336,17 @@ def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
 
 def _insert_link(link: Link) -> None:
     """``INSERT`` of a new link with every column given (the id a UUIDv7 and both
-    timestamps the same moment, as the model's defaults would make them), written out:
-    Django's ``create`` builds a model, runs each field's ``pre_save`` and compiles the
-    statement on every new link."""
-    connection = connections[router.db_for_write(DownloadAsset)]
-    meta, quote = DownloadAsset._meta, connection.ops.quote_name
-    fields = [meta.get_field(name) for name in LINK_COLUMNS]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in fields)})"
-            f" VALUES ({', '.join(['%s'] * len(fields))})",
-            [
-                field.get_db_prep_save(value, connection)
-                for field, value in zip(fields, link, strict=True)
-            ],
-        )
+    timestamps the same moment, as the model's defaults would make them), written out
+    (``lms.statements``): Django's ``create`` builds a model, runs each field's ``pre_save``
+    and compiles the statement on every new link."""
+    statements.insert(DownloadAsset, LINK_COLUMNS, [link])
 
 
 def _delete_link(link: Link) -> None:
     """``DELETE`` of one link by its organization and id, written out: Django's queryset
     delete builds a deletion collector (which finds nothing to cascade) and compiles the
     statement on every unlink."""
-    connection = connections[router.db_for_write(DownloadAsset)]
-    meta, quote = DownloadAsset._meta, connection.ops.quote_name
-    org = meta.get_field("org")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {quote(meta.db_table)} WHERE {quote(org.column)} = %s"
-            f" AND {quote(meta.pk.column)} = %s",
-            [
-                org.get_db_prep_value(link.org_id, connection),
-                meta.pk.get_db_prep_value(link.id, connection),
-            ],
-        )
+    statements.delete(DownloadAsset, org_id=link.org_id, pk=link.id)
 
 
 def _shift(download: Download, *, first: int, top: int, now: datetime) -> None:

@@ -13,7 +13,9 @@ from learn.errors import NotEnrolled
 from learn.events import emit_course_event
 from learn.models import Course, Enrollment, Progress, ProgressReport
 from learn.selectors import progress_target
+from lms import statements
 from lms.compiled import Compiled
+from lms.ids import uuid7
 from organizations.models import Membership, Organization
 
 
@@ -41,19 +43,25 @@ def record_progress(
 def _record(org, membership, activity, reports, request_id) -> completion.Decision:
     now = timezone.now()
     row = _locked_progress(org=org, membership=membership, activity=activity, now=now)
-    ProgressReport.objects.bulk_create(
-        [
-            ProgressReport(
-                org=org,
-                progress=row,
-                position=position,
-                # A label for the admin; the payload keeps the type exactly as sent.
-                type=_label(completion.report_type(received.payload)),
-                payload=received.payload,
-                request_id=request_id,
+    # Written out (lms.statements): the ORM built and compiled both statements per report.
+    statements.insert(
+        ProgressReport,
+        _REPORT_COLUMNS,
+        (
+            # A label for the admin; the payload keeps the type exactly as sent.
+            (
+                uuid7(),
+                org.id,
+                now,
+                now,
+                row.id,
+                position,
+                _label(completion.report_type(received.payload)),
+                received.payload,
+                request_id,
             )
             for position, received in enumerate(reports)
-        ]
+        ),
     )
     if row.status != completion.COMPLETED:
         # A completed activity stays completed: its reports are stored, its state is final.
@@ -63,7 +71,16 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
     if first_completion:
         row.completed_at = now
     row.status, row.progress = decision.status, decision.progress
-    row.save(update_fields=["state", "status", "progress", "completed_at", "updated_at"])
+    statements.update(
+        Progress,
+        org_id=org.id,
+        pk=row.id,
+        state=row.state,
+        status=row.status,
+        progress=row.progress,
+        completed_at=row.completed_at,
+        updated_at=now,
+    )
     if first_completion:
         # Once: the row is locked, so of concurrent reports one sees it not completed yet.
         emit_course_event(
@@ -90,6 +107,18 @@ def _label(kind: str | None) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
+# Every column of a report, as ``_record`` writes them.
+_REPORT_COLUMNS = (
+    "id",
+    "org",
+    "created_at",
+    "updated_at",
+    "progress",
+    "position",
+    "type",
+    "payload",
+    "request_id",
+)
 # The learner's progress row on an activity, locked (FOR UPDATE on PostgreSQL); SQL compiled
 # once per process.
 _PROGRESS_COLUMNS = tuple(field.attname for field in Progress._meta.concrete_fields)

@@ -1,0 +1,68 @@
+"""lms.statements: written-out INSERT, UPDATE and DELETE of tenant rows, read back through
+the ORM on both databases, and never reaching another organization's row."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from learn.models import Activity, Course
+from lms import statements
+from lms.ids import uuid7
+from tests.learn.factories import ActivityFactory, CourseFactory
+
+pytestmark = pytest.mark.django_db
+
+WHEN = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
+
+
+def test_insert_writes_every_row_as_the_orm_reads_it(org):
+    ids = [uuid7(), uuid7()]
+    statements.insert(
+        Course,
+        ("id", "org", "created_at", "updated_at", "title", "published"),
+        [
+            (ids[0], org.id, WHEN, WHEN, "It's 100% \\ done", True),
+            (ids[1], org.id, WHEN, WHEN, "", False),
+        ],
+    )
+    rows = {course.id: course for course in Course.objects.for_org(org)}
+    assert set(rows) == set(ids)
+    first = rows[ids[0]]
+    assert (first.title, first.published, first.created_at, first.updated_at) == (
+        "It's 100% \\ done",
+        True,
+        WHEN,
+        WHEN,
+    )
+    assert (rows[ids[1]].title, rows[ids[1]].published) == ("", False)
+
+
+def test_insert_of_no_rows_sends_nothing(org, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        statements.insert(Course, ("id", "org", "title"), [])
+
+
+def test_update_converts_json_and_times_and_answers_the_count(org):
+    activity = ActivityFactory(module__course__org=org, settings={"a": 1})
+    settings = {"completion": {"type": "view"}, "nested": [1.5, None, "x"]}
+    changed = statements.update(
+        Activity, org_id=org.id, pk=activity.id, settings=settings, updated_at=WHEN
+    )
+    activity.refresh_from_db()
+    assert (changed, activity.settings, activity.updated_at) == (1, settings, WHEN)
+
+
+def test_update_and_delete_never_reach_another_organizations_row(org, other_org):
+    foreign = CourseFactory(org=other_org, title="theirs")
+    assert statements.update(Course, org_id=org.id, pk=foreign.id, title="mine") == 0
+    assert statements.delete(Course, org_id=org.id, pk=foreign.id) == 0
+    foreign.refresh_from_db()
+    assert foreign.title == "theirs"
+
+
+def test_delete_removes_the_one_row(org):
+    kept, gone = CourseFactory(org=org), CourseFactory(org=org)
+    assert statements.delete(Course, org_id=org.id, pk=gone.id) == 1
+    assert list(Course.objects.for_org(org).values_list("id", flat=True)) == [kept.id]
