@@ -12,7 +12,18 @@ from django.db.models import Count, Exists, OuterRef, Q
 from learn.events import emit_course_event
 from learn.models import CourseCompletion, Enrollment, Progress
 from learn.selectors import listed_activities
+from lms.compiled import Compiled
 from organizations.models import Membership, Organization
+
+# The learner's enrollment in the course, locked; SQL compiled once per process.
+_LOCKED_ENROLLMENT = Compiled(
+    lambda org_id, membership_id, course_id: (
+        Enrollment.objects.for_org(org_id)
+        .filter(membership_id=membership_id, course_id=course_id)
+        .select_for_update()
+        .values_list("id")
+    )
+)
 
 
 def complete_course_if_done(
@@ -28,13 +39,10 @@ def complete_course_if_done(
     first has committed and sees both completed, the first did not, and the completion
     (unique per learner and course as a backstop) is written once.
     """
-    enrolled = (
-        Enrollment.objects.for_org(org)
-        .filter(membership=membership, course_id=course_id)
-        .select_for_update()
-        .values_list("id", flat=True)
+    enrollment = _LOCKED_ENROLLMENT.first(
+        org_id=org.id, membership_id=membership.id, course_id=course_id
     )
-    if enrolled.first() is None:
+    if enrollment is None:
         return None
     completed = Progress.objects.for_org(org).filter(
         membership=membership, activity=OuterRef("pk"), status=Progress.Status.COMPLETED

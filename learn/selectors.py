@@ -27,20 +27,29 @@ def published_activities(org: Organization) -> QuerySet[Activity]:
     )
 
 
-# The activity progress is reported on, with ``enrolled``; SQL compiled once per process.
+# The activity progress is reported on, with ``enrolled`` and ``course_completed``; SQL
+# compiled once per process.
 _PROGRESS_TARGET = Compiled(
     lambda org_id, membership_id, activity_id: (
         published_activities(org_id)
         .filter(id=activity_id)
-        .annotate(enrolled=_enrolled(org_id, membership_id, OuterRef("course_id")))
-        .values_list("id", "course_id", "settings", "enrolled")
+        .annotate(
+            enrolled=_enrolled(org_id, membership_id, OuterRef("course_id")),
+            course_completed=Exists(
+                CourseCompletion.objects.for_org(org_id).filter(
+                    membership_id=membership_id, course_id=OuterRef("course_id")
+                )
+            ),
+        )
+        .values_list("id", "course_id", "settings", "enrolled", "course_completed")
     )
 )
 
 
 def progress_target(*, org: Organization, membership: Membership, activity_id: object) -> Activity:
     """The published activity progress is reported on (its id, course and settings),
-    annotated with ``enrolled``, in one query. Unknown, foreign, unpublished or a malformed
+    annotated with ``enrolled`` and ``course_completed`` (whether the member's completion
+    of its course is stored), in one query. Unknown, foreign, unpublished or a malformed
     id: NotFound."""
     return _PROGRESS_TARGET.record_or_404(
         Activity, org_id=org.id, membership_id=membership.id, activity_id=activity_id

@@ -91,7 +91,9 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
             occurred_at=now,
             ids={"activityId": activity.id},
         )
-    if decision.status == completion.COMPLETED:
+    if decision.status == completion.COMPLETED and not activity.course_completed:
+        # A stored course completion latches: read with the activity, it spares the
+        # enrollment lock and the count on every later report of a completed course.
         complete_course_if_done(
             org=org, membership=membership, course_id=activity.course_id, now=now
         )
