@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from learn.events import emit_course_event
 from learn.models import CourseCompletion, Enrollment, Progress
@@ -15,7 +15,7 @@ from learn.selectors import listed_activities
 from lms.compiled import Compiled
 from organizations.models import Membership, Organization
 
-# The learner's enrollment in the course, locked; SQL compiled once per process.
+# The learner's enrollment in the course, locked, and the counts; SQL compiled once per process.
 _LOCKED_ENROLLMENT = Compiled(
     lambda org_id, membership_id, course_id: (
         Enrollment.objects.for_org(org_id)
@@ -24,6 +24,32 @@ _LOCKED_ENROLLMENT = Compiled(
         .values_list("id")
     )
 )
+
+
+def _counts(org_id, membership_id, course_id) -> QuerySet:
+    """One row, after the lock: how many activities the course lists, how many of them the
+    member completed, and (a subquery that does not depend on the row) whether the
+    completion is already stored. No row when the course lists none."""
+    completed = Progress.objects.for_org(org_id).filter(
+        membership_id=membership_id, activity=OuterRef("pk"), status=Progress.Status.COMPLETED
+    )
+    stored = CourseCompletion.objects.for_org(org_id).filter(
+        membership_id=membership_id, course_id=course_id
+    )
+    return (
+        listed_activities(org_id, course_id)
+        .order_by()
+        .values("course_id")  # one group: every listed activity is of the course
+        .annotate(
+            listed=Count("id"),
+            done=Count("id", filter=Q(Exists(completed))),
+            stored=Count("id", filter=Q(Exists(stored))),
+        )
+        .values_list("listed", "done", "stored")
+    )
+
+
+_COUNTS = Compiled(_counts)
 
 
 def complete_course_if_done(
@@ -39,25 +65,14 @@ def complete_course_if_done(
     first has committed and sees both completed, the first did not, and the completion
     (unique per learner and course as a backstop) is written once.
     """
-    enrollment = _LOCKED_ENROLLMENT.first(
-        org_id=org.id, membership_id=membership.id, course_id=course_id
-    )
-    if enrollment is None:
+    lookup = {"org_id": org.id, "membership_id": membership.id, "course_id": course_id}
+    if _LOCKED_ENROLLMENT.first(**lookup) is None:
         return None
-    completed = Progress.objects.for_org(org).filter(
-        membership=membership, activity=OuterRef("pk"), status=Progress.Status.COMPLETED
-    )
-    stored = CourseCompletion.objects.for_org(org).filter(
-        membership=membership, course_id=course_id
-    )
-    # One query, after the lock: the listed activities, those completed, and (a subquery
-    # that does not depend on the row) whether the completion is already stored.
-    counts = listed_activities(org, course_id).aggregate(
-        listed=Count("id"),
-        done=Count("id", filter=Q(Exists(completed))),
-        stored=Count("id", filter=Q(Exists(stored))),
-    )
-    if counts["stored"] or not counts["listed"] or counts["done"] < counts["listed"]:
+    counts = _COUNTS.first(**lookup)
+    if counts is None:  # nothing listed
+        return None
+    listed, done, stored = counts
+    if stored or done < listed:
         return None
     completion = CourseCompletion.objects.create(
         org=org, membership=membership, course_id=course_id, completed_at=now

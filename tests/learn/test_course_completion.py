@@ -3,8 +3,11 @@ is completed for them, stored with the time, once; course.completed is emitted i
 transaction as the report that completed it."""
 
 import pytest
+from django.db import transaction
 from django.test import Client
+from django.utils import timezone
 
+from learn.course_completion import complete_course_if_done
 from learn.models import CourseCompletion, Enrollment, Progress, ProgressReport
 from tests.factories import UserFactory
 from tests.helpers import assert_error, make_member
@@ -143,6 +146,17 @@ def test_an_in_progress_report_decides_nothing(
     # As pinned for 4.3: no course completion query when the activity is not completed.
     with django_assert_num_queries(7):
         api.post(URL, body, token=enrolled.token)
+
+
+def test_a_course_listing_nothing_is_not_completed(enrolled, course, module):
+    """Staff can unpublish the activity between its report and the count: a course that
+    lists nothing then is not completed, by nothing."""
+    ActivityFactory(module=module, seq=1, published=False)
+    with transaction.atomic():
+        done = complete_course_if_done(
+            org=course.org, membership=enrolled.membership, course_id=course.id, now=timezone.now()
+        )
+    assert done is None and not CourseCompletion.all_orgs.exists()
 
 
 def test_query_count_of_a_report_on_a_completed_activity(
