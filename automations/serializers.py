@@ -3,6 +3,7 @@ from rest_framework import serializers
 
 from automations.registry import ACTION_TYPES, MAX_ACTIONS, TRIGGERS
 from lms.fields import JsonBooleanField, StrictCharField
+from lms.serializers import wire_time
 
 
 # Inline enums: a named component ("TypeEnum") could collide with other apps' choices.
@@ -31,6 +32,26 @@ class AutomationSerializer(serializers.Serializer):
     enabled = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+
+
+def automation_row(fields: dict) -> dict:
+    """What ``AutomationSerializer`` answers for an automation, from its
+    ``AUTOMATION_COLUMNS`` values by attribute name (the read skips the serializer's nine
+    fields, a tenth of the request)."""
+    return {
+        "orgId": str(fields["org_id"]),
+        "id": str(fields["id"]),
+        "name": str(fields["name"]),
+        "description": str(fields["description"]),
+        "trigger": str(fields["trigger"]),
+        "actions": [
+            {"type": str(action["type"]), "input": {str(k): v for k, v in action["input"].items()}}
+            for action in fields["actions"]
+        ],
+        "enabled": bool(fields["enabled"]),
+        "createdAt": wire_time(fields["created_at"]),
+        "updatedAt": wire_time(fields["updated_at"]),
+    }
 
 
 @extend_schema_field({"type": "string", "enum": list(TRIGGERS)})

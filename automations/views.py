@@ -11,13 +11,11 @@ from automations.serializers import (
     AutomationSerializer,
     AutomationWriteSerializer,
     CreatedAutomationSerializer,
+    automation_row,
 )
-from lms.output import Output
 from lms.pagination import EnvelopePagination
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from organizations.permissions import IsOrgAdmin
-
-AUTOMATION = Output(AutomationSerializer)
 
 
 class _AdminListView(OrgScopedViewMixin, generics.ListAPIView):
@@ -93,7 +91,7 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
         responses={200: AutomationSerializer},
     )
     def get(self, request, id):  # the interface names the path parameter "id"
-        return Response(AUTOMATION.one(automation_fields(org_id=self.org.id, automation_id=id)))
+        return Response(automation_row(automation_fields(org_id=self.org.id, automation_id=id)))
 
     @extend_schema(
         operation_id="update_automation",

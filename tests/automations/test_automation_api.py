@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 
+from automations.models import Automation
+from automations.serializers import AutomationSerializer
 from tests.automations.factories import AutomationFactory, welcome_email
 from tests.helpers import assert_error, assert_foreign_looks_missing
 
@@ -132,3 +135,23 @@ def test_the_schema_documents_the_read(api):
         "createdAt",
         "updatedAt",
     }
+
+
+@pytest.mark.parametrize("microseconds", [0, 7, 123456])
+def test_the_answer_reads_as_the_automation_serializer_writes_it(
+    api, owner, automation, microseconds
+):
+    """The read builds its body from column values (``automation_row``); it must read as
+    ``AutomationSerializer`` would, timestamps, nested inputs and non-ASCII included."""
+    Automation.objects.for_org(automation.org).filter(id=automation.id).update(
+        name="Zertifikat für Ünïcode ✓",
+        created_at=datetime(2026, 1, 2, 3, 4, 5, microseconds, tzinfo=UTC),
+        actions=[
+            {"type": "webhook", "input": {"url": "https://x.example/h", "headers": {"A": "1"}}},
+            {"type": "send_email", "input": {"to": "learner", "subject": "", "body": "é\nb"}},
+        ],
+    )
+    stored = Automation.objects.for_org(automation.org).get(id=automation.id)
+    response = api.get(automation_url(automation.id), token=owner.token)
+    assert response.status_code == 200
+    assert response.json() == dict(AutomationSerializer(stored).data)
