@@ -15,7 +15,7 @@ from learn.selectors import listed_activities
 from lms.compiled import Compiled
 from organizations.models import Membership, Organization
 
-# The learner's enrollment in the course, locked, and the counts; SQL compiled once per process.
+# The learner's enrollment in the course, locked; SQL compiled once per process, as the counts.
 _LOCKED_ENROLLMENT = Compiled(
     lambda org_id, membership_id, course_id: (
         Enrollment.objects.for_org(org_id)

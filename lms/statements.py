@@ -27,6 +27,24 @@ def _target(model: type[Model]):
     return connection, model._meta, connection.ops.quote_name
 
 
+def _run(connection, sql: str, params: list) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _one_row(meta, quote) -> str:
+    """The condition naming one tenant row: its organization and primary key."""
+    return f"{quote(meta.get_field('org').column)} = %s AND {quote(meta.pk.column)} = %s"
+
+
+def _one_row_params(meta, connection, org_id: Any, pk: Any) -> list:
+    return [
+        meta.get_field("org").get_db_prep_value(org_id, connection),
+        meta.pk.get_db_prep_value(pk, connection),
+    ]
+
+
 def insert(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """``INSERT`` of ``rows``, each the values of ``columns`` (field names) in order, in one
     statement."""
@@ -36,17 +54,17 @@ def insert(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[A
     connection, meta, quote = _target(model)
     fields = [meta.get_field(name) for name in columns]
     row_sql = f"({', '.join(['%s'] * len(fields))})"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in fields)})"
-            f" VALUES {', '.join([row_sql] * len(rows))}",
-            [
-                field.get_db_prep_save(value, connection)
-                for row in rows
-                for field, value in zip(fields, row, strict=True)
-            ],
-        )
+    _run(
+        connection,
+        f"INSERT INTO {quote(meta.db_table)}"
+        f" ({', '.join(quote(field.column) for field in fields)})"
+        f" VALUES {', '.join([row_sql] * len(rows))}",
+        [
+            field.get_db_prep_save(value, connection)
+            for row in rows
+            for field, value in zip(fields, row, strict=True)
+        ],
+    )
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:
@@ -54,36 +72,27 @@ def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:
     field name). The number of rows changed (0 or 1)."""
     connection, meta, quote = _target(model)
     fields = [meta.get_field(name) for name in values]
-    org = meta.get_field("org")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(meta.db_table)}"
-            f" SET {', '.join(f'{quote(field.column)} = %s' for field in fields)}"
-            f" WHERE {quote(org.column)} = %s AND {quote(meta.pk.column)} = %s",
-            [
-                *(
-                    field.get_db_prep_save(value, connection)
-                    for field, value in zip(fields, values.values(), strict=True)
-                ),
-                org.get_db_prep_value(org_id, connection),
-                meta.pk.get_db_prep_value(pk, connection),
-            ],
-        )
-        return cursor.rowcount
+    return _run(
+        connection,
+        f"UPDATE {quote(meta.db_table)}"
+        f" SET {', '.join(f'{quote(field.column)} = %s' for field in fields)}"
+        f" WHERE {_one_row(meta, quote)}",
+        [
+            *(
+                field.get_db_prep_save(value, connection)
+                for field, value in zip(fields, values.values(), strict=True)
+            ),
+            *_one_row_params(meta, connection, org_id, pk),
+        ],
+    )
 
 
 def delete(model: type[Model], *, org_id: Any, pk: Any) -> int:
     """``DELETE`` of one row by its organization and primary key (nothing cascades: for
     rows nothing points at). The number of rows deleted (0 or 1)."""
     connection, meta, quote = _target(model)
-    org = meta.get_field("org")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {quote(meta.db_table)} WHERE {quote(org.column)} = %s"
-            f" AND {quote(meta.pk.column)} = %s",
-            [
-                org.get_db_prep_value(org_id, connection),
-                meta.pk.get_db_prep_value(pk, connection),
-            ],
-        )
-        return cursor.rowcount
+    return _run(
+        connection,
+        f"DELETE FROM {quote(meta.db_table)} WHERE {_one_row(meta, quote)}",
+        _one_row_params(meta, connection, org_id, pk),
+    )
