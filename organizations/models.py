@@ -209,8 +209,9 @@ class Invite(OrgScopedModel):
 class ThrottleWindow(models.Model):
     """The accepted hits of one throttle key within its window, for the database store of
     ``organizations.throttling``. Keyed by scope and client address, not by organization:
-    it is not tenant data. ``hits`` are Unix times, ascending; ``expires`` is when the last
-    of them leaves the window, after which the row may be purged."""
+    it is not tenant data. ``hits`` are Unix times; ``expires`` is a time by which the last
+    of them has left the window, after which the row may be purged (on PostgreSQL up to two
+    windows after the last hit, see ``organizations.throttling``)."""
 
     key = models.CharField(max_length=64, primary_key=True)
     hits = models.JSONField(default=list)

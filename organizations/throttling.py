@@ -98,8 +98,8 @@ class DatabaseWindowStore:
         is full, and then nothing is returned. A row purged meanwhile is inserted again by
         PostgreSQL itself."""
         now = self.clock()
-        params = {"key": key, "now": now, "since": now - window, "expires": now + window,
-                  "limit": limit}  # fmt: skip
+        params = {"key": key, "now": now, "since": now - window, "limit": limit,
+                  "renew_before": now + window, "expires": now + 2 * window}  # fmt: skip
         with connection.cursor() as cursor:
             if _may_commit_asynchronously():
                 cursor.execute(f"{_ASYNC_COMMIT_SQL}; {_UPSERT_SQL}", params)
@@ -148,12 +148,17 @@ _KEPT = (
 # The hits in the window and this one, or nothing when the window is full. It answers how
 # many hits the window now holds (1: this hit starts it). On PostgreSQL the hits are kept in
 # the order they were written, not sorted: only their count and the oldest matter.
+# ``expires`` (indexed, for the purge) moves two windows ahead, and only once it is less
+# than a window away: it stays past the last hit's window, and most hits leave it as it was,
+# so their update is a HOT one (no index entry; the page is pruned without a vacuum). A
+# hit that moved it on every request wrote three index entries and left a dead row version
+# each time.
 _UPSERT_SQL = f"""
 INSERT INTO {_TABLE} AS w (key, hits, expires)
 VALUES (%(key)s, jsonb_build_array(%(now)s::float8), %(expires)s)
 ON CONFLICT (key) DO UPDATE SET
   hits = {_KEPT} || to_jsonb(%(now)s::float8),
-  expires = %(expires)s
+  expires = CASE WHEN w.expires < %(renew_before)s THEN %(expires)s ELSE w.expires END
 WHERE jsonb_array_length({_KEPT}) < %(limit)s
 RETURNING jsonb_array_length(hits)
 """

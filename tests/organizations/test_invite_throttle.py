@@ -186,6 +186,42 @@ def test_hits_from_clocks_out_of_step_still_slide():
     assert store.hit("k", limit=3, window=60) == pytest.approx(4.5)  # then the one at 5
 
 
+def test_no_row_is_purged_while_a_hit_is_in_its_window():
+    clock = FakeClock()
+    store = DatabaseWindowStore(clock=clock)
+    t0 = clock.now
+    for offset in (0, 59):
+        clock.now = t0 + offset
+        assert store.hit("a", limit=2, window=60) is None
+    clock.now = t0 + 118
+    assert store.hit("b", limit=2, window=60) is None  # starts its window: purges stale rows
+    assert store.hit("a", limit=1, window=60) == pytest.approx(1)  # the hit at 59 still counts
+
+
+@pytest.mark.postgres
+def test_most_hits_leave_the_indexes_alone():
+    """A hit changes no indexed column unless the row's expiry has to move, so PostgreSQL
+    updates it in place (HOT): no index entry per request, no dead version left to vacuum."""
+
+    def updates() -> tuple[int, int]:
+        # This transaction's own counts (with any not yet reported of earlier ones).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = %s",
+                [ThrottleWindow._meta.db_table],
+            )
+            return cursor.fetchone()
+
+    store = DatabaseWindowStore()
+    assert store.hit("hot", limit=100, window=60) is None  # the insert
+    before = updates()
+    for _ in range(20):
+        assert store.hit("hot", limit=100, window=60) is None
+    after = updates()
+    assert after[0] - before[0] == 20
+    assert after[1] - before[1] >= 19  # at most the expiry's move is not in place
+
+
 def test_refused_requests_do_not_count():
     clock = FakeClock()
     store = DatabaseWindowStore(clock=clock)
