@@ -12,10 +12,10 @@ class OrganizationsConfig(AppConfig):
 
         # An invite's token is its credential and travels in the path: every log line keeps
         # only its display prefix (12 characters, as the admin shows it).
-        register_redaction(INVITE_PATH_TOKEN, r"\1...")
+        register_redaction(INVITE_PATH_TOKEN, r"\1...", contains="/invites/")
         describe_error_status("410", "invite_unavailable: accepted, revoked or expired")
         # API tokens never belong in a path or a message; should one get there, likewise.
-        register_redaction(r"\b(lms_[A-Za-z0-9_-]{8})[A-Za-z0-9_-]{16,}", r"\1...")
+        register_redaction(r"\b(lms_[A-Za-z0-9_-]{8})[A-Za-z0-9_-]{16,}", r"\1...", contains="lms_")
 
 
 INVITE_PATH_TOKEN = r"(/invites/[^/?#\s\"'\\<>]{0,12})[^/?#\s\"'\\<>]+"

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from lms.logs import JsonFormatter
+from lms.logs import JsonFormatter, _redactions, redact, register_redaction
 from tests.organizations.factories import make_invite
 
 pytestmark = pytest.mark.django_db
@@ -90,3 +90,25 @@ def test_a_traceback(raw_token, caplog):
     except RuntimeError:
         logging.getLogger("lms.errors").exception("unhandled")
     assert_redacted(caplog, raw_token)
+
+
+def test_a_redaction_names_a_literal_of_its_pattern():
+    with pytest.raises(ValueError):
+        register_redaction(r"\b(sk_[a-z]{4})[a-z]+", r"\1...", contains="key_")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GET /api/organizations/invites/inv_0123456789abcdefghijklmnopqrstuvwxyz 200",
+        '{"path": "/api/organizations/invites/inv_0123456789abcdefghij/accept"}',
+        "token lms_abcdefgh0123456789abcdefghij in a message",
+        "nothing secret here: /api/automations/lms_short",
+    ],
+)
+def test_redact_answers_as_every_pattern_applied_to_every_line(line):
+    """The literal test only skips lines no pattern can match."""
+    expected = line
+    for _, pattern, replacement in _redactions:
+        expected = pattern.sub(replacement, expected)
+    assert redact(line) == expected
