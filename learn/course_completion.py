@@ -11,7 +11,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from learn.events import emit_course_event
 from learn.models import CourseCompletion, Enrollment, Progress
-from learn.selectors import listed_activities
+from learn.selectors import listed_activities, stored_completion
 from lms.compiled import Compiled
 from organizations.models import Membership, Organization
 
@@ -33,9 +33,7 @@ def _counts(org_id, membership_id, course_id) -> QuerySet:
     completed = Progress.objects.for_org(org_id).filter(
         membership_id=membership_id, activity=OuterRef("pk"), status=Progress.Status.COMPLETED
     )
-    stored = CourseCompletion.objects.for_org(org_id).filter(
-        membership_id=membership_id, course_id=course_id
-    )
+    stored = stored_completion(org_id, membership_id, course_id)
     return (
         listed_activities(org_id, course_id)
         .order_by()

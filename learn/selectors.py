@@ -17,7 +17,15 @@ from organizations.models import Membership, Organization
 
 
 def _enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
+    """Whether the member is enrolled in ``course_ref`` (an id, or an ``OuterRef``)."""
     return Exists(Enrollment.objects.for_org(org).filter(membership=membership, course=course_ref))
+
+
+def stored_completion(
+    org: Organization, membership: Membership, course_ref
+) -> QuerySet[CourseCompletion]:
+    """The member's stored completion of ``course_ref`` (an id, or an ``OuterRef``)."""
+    return CourseCompletion.objects.for_org(org).filter(membership=membership, course=course_ref)
 
 
 def published_activities(org: Organization) -> QuerySet[Activity]:
@@ -36,9 +44,7 @@ _PROGRESS_TARGET = Compiled(
         .annotate(
             enrolled=_enrolled(org_id, membership_id, OuterRef("course_id")),
             course_completed=Exists(
-                CourseCompletion.objects.for_org(org_id).filter(
-                    membership_id=membership_id, course_id=OuterRef("course_id")
-                )
+                stored_completion(org_id, membership_id, OuterRef("course_id"))
             ),
         )
         .values_list("id", "course_id", "settings", "enrolled", "course_completed")
@@ -112,13 +118,7 @@ _LISTED = Compiled(
     lambda org_id, membership_id, course_id: (
         listed_activities(org_id, course_id)
         .filter(course__published=True)
-        .annotate(
-            enrolled=Exists(
-                Enrollment.objects.for_org(org_id).filter(
-                    membership_id=membership_id, course_id=course_id
-                )
-            )
-        )
+        .annotate(enrolled=_enrolled(org_id, membership_id, course_id))
         .values_list(*ACTIVITY_COLUMNS, "enrolled")
     )
 )
@@ -171,9 +171,7 @@ def course_progress(
     latches); ``progress`` is the fraction of listed activities completed now. Two queries
     whatever the number of activities; access as for the listing.
     """
-    completion = CourseCompletion.objects.for_org(org).filter(
-        membership=membership, course=OuterRef("pk")
-    )
+    completion = stored_completion(org, membership, OuterRef("pk"))
     course = enrolled_course(
         org=org,
         membership=membership,
