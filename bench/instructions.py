@@ -257,7 +257,10 @@ def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) 
     for number, line in enumerate(lines, start=1):
         dump = Path(f"{out}.{number}")
         text = dump.read_text()
-        dump.unlink()
+        if args.keep_dumps:  # for callgrind_annotate --inclusive=yes
+            dump.rename(VAR / f"callgrind.{server}.{line['key']}.out")
+        else:
+            dump.unlink()
         totals = int(re.search(r"^totals:\s+(\d+)", text, re.M).group(1))
         result[line["key"]] = {
             "instructions": totals / line["count"],
@@ -279,6 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
     )
     parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
+    parser.add_argument(
+        "--keep-dumps", action="store_true",
+        help="keep each operation's callgrind dump as var/bench/callgrind.SERVER.OP.out",
+    )  # fmt: skip
     parser.add_argument("--child", choices=["measure", "explain"], help=argparse.SUPPRESS)
     parser.add_argument("--server", help=argparse.SUPPRESS)
     parser.add_argument("--manifest", help=argparse.SUPPRESS)
