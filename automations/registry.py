@@ -129,12 +129,25 @@ def _text(max_length: int) -> Check:
     return check
 
 
+# Blank characters, one class for the check and for the schema's pattern: Python's
+# whitespace (``str.isspace``) and the byte-order mark. The two languages' ``\s`` differ
+# (U+001C..U+001F and U+0085 are whitespace to Python only, U+FEFF to ECMAScript only), so
+# a subject of U+0085 alone met the schema and was refused as blank.
+_SPACE = (
+    r"\t\n\u000b\u000c\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029"
+    r"\u202f\u205f\u3000\ufeff"
+)
+_BLANK = re.compile(f"[{_SPACE}]*")
+# One line that is not blank: the schema's side of ``_one_line``.
+ONE_LINE_PATTERN = r"^[^\r\n\u0000]*[^" + _SPACE + r"\u0000][^\r\n\u0000]*$"
+
+
 def _one_line(max_length: int) -> Check:
     """A ``_text`` that is not blank and holds no line break."""
     text = _text(max_length)
 
     def check(value, trigger):
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or _BLANK.fullmatch(value):
             return "Must be a non-empty string."
         if "\r" in value or "\n" in value:
             return "Must be one line."
@@ -229,7 +242,7 @@ ACTION_TYPES: dict[str, ActionType] = {
                         "type": "string",
                         "minLength": 1,
                         "maxLength": 200,
-                        "pattern": r"^[^\r\n\u0000]*[^\s\u0000][^\r\n\u0000]*$",
+                        "pattern": ONE_LINE_PATTERN,
                     },
                 ),
                 InputField(

@@ -3,6 +3,8 @@ naming the offending value by its wire path."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from automations.registry import (
     ACTION_TYPES,
     MAX_ACTIONS,
+    ONE_LINE_PATTERN,
     TRIGGERS,
     describe_problem,
     schema_text,
@@ -208,3 +211,44 @@ def test_validation_never_fails_on_any_json(trigger, actions):
     for path, messages in problems.items():
         for message in messages:
             assert describe_problem(path, message, actions)
+
+
+def _schema_allows(text: str) -> bool:
+    """The pattern as ECMAScript reads it: Python's ``$`` also matches before a final
+    newline, so the anchored pattern is tried as a full match."""
+    return re.fullmatch(ONE_LINE_PATTERN.removeprefix("^").removesuffix("$"), text) is not None
+
+
+def _subject():
+    return next(f for f in ACTION_TYPES["send_email"].fields if f.name == "subject")
+
+
+_WHITESPACE = [chr(c) for c in range(0x3001) if chr(c).isspace()] + ["\ufeff", "\u200b"]
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_WHITESPACE), st.characters(codec="utf-8")), max_size=12
+    ).map("".join)
+)
+def test_a_subject_the_schema_allows_is_one_the_check_accepts(subject):
+    """The schema's pattern (read alike by ECMAScript and Python: no ``\\s`` in it) and the
+    server's check agree on every one-line subject, blank or not."""
+    check = _subject().check
+    allowed = _schema_allows(subject) and 1 <= len(subject) <= 200
+    assert (check(subject, None) is None) == allowed, repr(subject)
+
+
+@pytest.mark.parametrize(
+    "subject, message",
+    [
+        *[(blank, "Must be a non-empty string.") for blank in ["\u0085", "\x1c", " \u3000\t"]],
+        *[(blank, "Must be a non-empty string.") for blank in ["\ufeff", "\u2028"]],
+        ("\u200b\n", "Must be one line."),  # a final newline: ECMAScript's $ is the end
+        ("x\n", "Must be one line."),
+    ],
+)
+def test_a_subject_refused_by_the_check_is_refused_by_the_schema(subject, message):
+    assert _subject().check(subject, None) == message
+    assert not _schema_allows(subject)
