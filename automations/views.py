@@ -14,6 +14,7 @@ from automations.serializers import (
     automation_row,
 )
 from lms.pagination import EnvelopePagination
+from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from organizations.permissions import IsOrgAdmin
 
@@ -91,7 +92,9 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
         responses={200: AutomationSerializer},
     )
     def get(self, request, id):  # the interface names the path parameter "id"
-        return Response(automation_row(automation_fields(org_id=self.org.id, automation_id=id)))
+        return rendered(
+            request, automation_row(automation_fields(org_id=self.org.id, automation_id=id))
+        )
 
     @extend_schema(
         operation_id="update_automation",

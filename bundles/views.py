@@ -4,13 +4,13 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
-from rest_framework.response import Response
 
 from bundles.filters import BundleFilterSet, read_list_query
 from bundles.models import Bundle, BundleTally
 from bundles.selectors import first_page, listed, matches
 from bundles.serializers import BundleSerializer, bundle_row
 from lms.pagination import EnvelopePagination, Page, envelope, page_rows, read_page
+from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin
 
 
@@ -64,4 +64,4 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
                 else partial(BundleTally.total_for, org_id)
             )
             rows, total = page_rows(listed(org_id, sort, search), page, count)
-        return Response(envelope([bundle_row(row) for row in rows], total, page))
+        return rendered(request, envelope([bundle_row(row) for row in rows], total, page))

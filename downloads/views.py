@@ -4,12 +4,12 @@ from uuid import UUID
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from downloads import services
 from downloads.models import Download
 from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer, link_row
+from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin
 from organizations.permissions import IsStaffRole
 
@@ -50,7 +50,7 @@ class DownloadAssetsView(OrgScopedViewMixin, APIView):
             asset_id=data.validated_data["asset_id"],
             display_name=data.validated_data.get("display_name"),
         )
-        return Response([link_row(link) for link in links], status=201 if created else 200)
+        return rendered(request, [link_row(link) for link in links], status=201 if created else 200)
 
 
 class DownloadAssetView(OrgScopedViewMixin, APIView):
@@ -73,4 +73,4 @@ class DownloadAssetView(OrgScopedViewMixin, APIView):
     )
     def delete(self, request, downloadId: UUID, assetId: UUID):  # the URL carries the wire names
         links = services.unlink_asset(org=self.org, download_id=downloadId, asset_id=assetId)
-        return Response([link_row(link) for link in links])
+        return rendered(request, [link_row(link) for link in links])

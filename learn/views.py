@@ -19,6 +19,7 @@ from learn.serializers import (
 from learn.services import record_progress
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
+from lms.renderers import rendered
 from lms.request_id import current_request_id
 from lms.tenancy import OrgScopedViewMixin
 
@@ -97,7 +98,7 @@ class ProgressView(APIView):
             key=key,
             write=write,
         )
-        response = Response(answer.body, status=answer.status)
+        response = rendered(request, answer.body, status=answer.status)
         if answer.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
@@ -121,7 +122,7 @@ class CourseActivitiesView(OrgScopedViewMixin, APIView):
         activities = list_published_activities(
             org=self.org, membership=request.auth, course_id=courseId
         )
-        return Response([activity_row(activity) for activity in activities])
+        return rendered(request, [activity_row(activity) for activity in activities])
 
 
 class CourseProgressView(OrgScopedViewMixin, APIView):

@@ -6,6 +6,7 @@ from rest_framework.views import APIView
 
 from lms.errors import validation_error
 from lms.output import Output
+from lms.renderers import rendered
 from organizations.selectors import available_invite
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
@@ -48,7 +49,7 @@ class InviteLookupView(InviteTokenView):
     )
     def get(self, request, token: str):
         invite = available_invite(token)
-        response = Response(INVITE.one(invite))
+        response = rendered(request, INVITE.one(invite))
         response["Cache-Control"] = "no-store"
         return response
 

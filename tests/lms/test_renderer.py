@@ -72,3 +72,49 @@ def test_a_serializer_built_once_answers_what_a_new_one_does(owner):
     with ThreadPoolExecutor(4) as pool:  # shared by a worker's threads
         bodies = list(pool.map(output.one, automations * 20))
     assert bodies == [AutomationSerializer(a).data for a in automations * 20]
+
+
+def _answers(data, status, accept, renderer_classes):
+    """The same view's answer as a DRF ``Response`` and through ``rendered``."""
+    from django.test import RequestFactory
+    from rest_framework.response import Response
+    from rest_framework.views import APIView
+
+    from lms.renderers import rendered
+
+    class Drf(APIView):
+        authentication_classes, permission_classes = [], []
+
+        def get(self, request):
+            return Response(data, status=status)
+
+    class Ours(Drf):
+        def get(self, request):
+            return rendered(request, data, status=status)
+
+    answers = []
+    for view in (Drf, Ours):
+        view.renderer_classes = renderer_classes
+        request = RequestFactory().get("/api/x", HTTP_ACCEPT=accept)
+        response = view.as_view()(request)
+        if hasattr(response, "render"):
+            response = response.render()
+        answers.append((response.status_code, response.content, dict(response.items())))
+    return answers
+
+
+@pytest.mark.parametrize("data", [*DOCUMENTS, {"big": 10**30}, None])
+@pytest.mark.parametrize("status", [200, 201])
+@pytest.mark.parametrize("accept", ["application/json", "*/*", "application/json; indent=2"])
+def test_rendered_answers_what_a_drf_response_answers(data, status, accept):
+    drf, ours = _answers(data, status, accept, [OrjsonRenderer])
+    assert ours == drf
+
+
+def test_rendered_uses_the_negotiated_renderer():
+    from rest_framework.renderers import BrowsableAPIRenderer
+
+    classes = [OrjsonRenderer, BrowsableAPIRenderer]
+    drf, ours = _answers({"a": 1}, 200, "application/json; indent=4", classes)
+    assert ours == drf and ours[2]["Vary"] == "Accept"
+    assert ours[1] == b'{\n    "a": 1\n}'
