@@ -108,7 +108,12 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     }
     _db["TEST"] = {"NAME": os.environ.get("LMS_SQLITE_TEST_NAME") or None}
 elif _db["ENGINE"] == "django.db.backends.postgresql":
-    if env_bool("LMS_DB_POOL", True):
+    # Each server thread keeps its connection between requests (LMS_CONN_MAX_AGE seconds)
+    # and checks it only after an error: a connection the database cut costs that thread
+    # one 503, as a pooled one did. The pool (LMS_DB_POOL) handed a connection back and took
+    # it again on every request, 7% of a small read; health checks (LMS_CONN_HEALTH_CHECKS)
+    # send a SELECT 1 before each request's first query. docs/performance.md measures both.
+    if env_bool("LMS_DB_POOL", False):
         _db["CONN_MAX_AGE"] = 0
         _db["OPTIONS"] = {
             "pool": {
@@ -122,7 +127,7 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
         }
     else:
         _db["CONN_MAX_AGE"] = int(os.environ.get("LMS_CONN_MAX_AGE", "60"))
-        _db["CONN_HEALTH_CHECKS"] = True
+        _db["CONN_HEALTH_CHECKS"] = env_bool("LMS_CONN_HEALTH_CHECKS", False)
         _db["OPTIONS"] = {"connect_timeout": 2}
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,0 +1,68 @@
+"""Connections the database cut between requests cost at most one 503 each, then the server
+answers again: with persistent connections (the default) and with the psycopg pool, over
+real HTTP to a production gunicorn."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection
+
+from tests.organizations.servers import base_env, fetch, gunicorn_servers
+
+THREADS = 4
+APP = "lms-cut-connections"  # the server's connections name themselves (libpq's PGAPPNAME)
+
+
+def _cut_the_servers_connections() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = %s",
+            [APP],
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "pool, checks, most_503s",
+    [
+        ("false", "false", THREADS),  # the default: each thread's own connection, once
+        ("false", "true", 0),  # a health check before each request's first query
+        ("true", "false", 8),  # each connection the pool held (its max_size is 8)
+    ],
+    ids=["persistent", "persistent-checked", "pool"],
+)
+def test_cut_connections_cost_one_503_each_then_the_server_answers(
+    tmp_path, owner, pool, checks, most_503s
+):
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    url = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = base_env(
+        DATABASE_URL=url,
+        LMS_VAR_DIR=str(tmp_path),
+        LMS_THREADS=str(THREADS),
+        LMS_DB_POOL=pool,
+        LMS_CONN_HEALTH_CHECKS=checks,
+        PGAPPNAME=APP,
+    )
+    headers = {"Authorization": f"Bearer {owner.token}"}
+
+    def ask(base: str, count: int) -> list[int]:
+        with ThreadPoolExecutor(THREADS) as threads:
+            return list(
+                threads.map(lambda _: fetch(base + "/api/bundles", headers)[0], range(count))
+            )
+
+    with gunicorn_servers(env, count=1, workers=1) as (base,):
+        assert set(ask(base, 4 * THREADS)) == {200}  # every thread has used its connection
+        assert _cut_the_servers_connections() >= 1
+        after = Counter(ask(base, 12 * THREADS))
+        assert set(after) <= {200, 503}, after  # never a 500
+        assert after[503] <= most_503s, after
+        assert set(ask(base, 4 * THREADS)) == {200}
