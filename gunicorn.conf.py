@@ -17,6 +17,23 @@ accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("LMS_LOG_LEVEL", "info").lower()
 wsgi_app = "lms.wsgi:application"
+# The application (Django, the project, its URLconf) is loaded once, in the master, and each
+# worker is forked from it. A worker that replaces one retired after max_requests then
+# answers at once, instead of spending a second of CPU importing everything again while its
+# siblings serve every connection: under load those seconds were the slowest 1% of requests
+# (docs/performance.md). LMS_PRELOAD=false loads the application in each worker instead.
+preload_app = os.environ.get("LMS_PRELOAD", "true").lower() not in {"0", "false", "no", "off"}
+
+
+def pre_fork(server, worker):
+    """No database connection may cross the fork: loading the application opens none, and
+    any that something opened in the master is closed here (a child would share its socket)."""
+    if preload_app:
+        from django.db import connections
+
+        connections.close_all()
+
+
 # Gunicorn 25+ opens a control socket at one path per user; two servers on one host would
 # fight over it. Opt in with LMS_CONTROL_SOCKET=true where gunicornc is wanted.
 control_socket_disable = os.environ.get("LMS_CONTROL_SOCKET", "").lower() not in {"1", "true"}

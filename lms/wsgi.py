@@ -4,6 +4,7 @@ import os
 
 import django
 from django.core.handlers.wsgi import WSGIHandler
+from django.urls import get_resolver
 
 from lms.http import Request
 
@@ -16,7 +17,11 @@ class Handler(WSGIHandler):
 
 def get_application() -> Handler:
     django.setup(set_prefix=False)
-    return Handler()
+    handler = Handler()
+    # The URLconf and every view it names are imported now, not by the first request: in
+    # gunicorn's master (preload_app), so that each forked worker starts with them.
+    get_resolver().url_patterns  # noqa: B018
+    return handler
 
 
 application = get_application()
