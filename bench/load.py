@@ -64,11 +64,6 @@ class Target:
     exclusive: bool = False  # at most one connection per plan
     textbook: bool = True  # also measured against the textbook
 
-    @property
-    def reads(self) -> bool:
-        """Only GETs: a wrk thread may drive several connections through the same plan."""
-        return all(method == "GET" for plan in self.plans for method, *_ in plan)
-
 
 def build_targets(manifest: dict) -> list[Target]:
     orgs = [manifest[key] for key in ("org", "otherOrg") if manifest.get(key)]
@@ -168,11 +163,10 @@ def write_plans(plans: list[list[Request]], prefix: str, directory: Path) -> Pat
     return path
 
 
-def run_wrk(port: int, plan: Path, connections: int, duration: float, threads: int = 0) -> dict:
-    """One bounded wrk run (``threads`` threads, by default one per connection); its figures."""
-    threads = min(threads or connections, connections)
+def run_wrk(port: int, plan: Path, connections: int, duration: float) -> dict:
+    """One bounded wrk run (one thread per connection); its figures."""
     done = subprocess.run(
-        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration:g}s", "--timeout", "5s",
+        ["wrk", f"-t{connections}", f"-c{connections}", f"-d{duration:g}s", "--timeout", "5s",
          "-s", str(WRK_SCRIPT), f"http://127.0.0.1:{port}"],
         env={**os.environ, "WRK_PLAN": str(plan)},
         capture_output=True, text=True, timeout=duration + 60, check=True,
@@ -253,10 +247,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument(
-        "--wrk-threads", type=int, default=0,
-        help="wrk threads for the reads and the floors (default: one per connection)",
-    )  # fmt: skip
     parser.add_argument("--only", default="", help="comma-separated target keys")
     parser.add_argument("--log-level", default="info", help="the servers' (production: info)")
     parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
@@ -318,10 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             for target, name, plan, connections in runs:
                 port = servers[name].port
-                threads = args.wrk_threads if target.reads else 0
                 if round_ == 0:
-                    run_wrk(port, plan, connections, 1, threads)  # warm-up
-                result = run_wrk(port, plan, connections, args.duration, threads)
+                    run_wrk(port, plan, connections, 1)  # warm-up
+                result = run_wrk(port, plan, connections, args.duration)
                 time.sleep(0.5)  # what was in flight when wrk stopped ends meanwhile
                 figures.setdefault((target.key, name), []).append(result)
                 print(
