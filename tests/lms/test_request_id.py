@@ -39,3 +39,12 @@ def test_access_log_line_is_json_with_the_request_id(api, caplog):
     line = json.loads(JsonFormatter().format(records[-1]))
     assert line["requestId"] == "trace-42"
     assert line["status"] == 200 and line["path"] == "/healthz"
+
+
+def test_a_fresh_request_id_is_128_random_bits_in_hex():
+    from lms.request_id import choose_request_id
+
+    ids = {choose_request_id(None) for _ in range(1000)}
+    assert len(ids) == 1000
+    assert all(len(i) == 32 and int(i, 16) >= 0 and i == i.lower() for i in ids)
+    assert len(choose_request_id("")) == 32  # an empty header gets a fresh one too
