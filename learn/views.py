@@ -24,6 +24,7 @@ from lms.request_id import current_request_id
 from lms.tenancy import OrgScopedViewMixin
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.http)
 
 
 class ProgressView(APIView):
@@ -75,7 +76,7 @@ class ProgressView(APIView):
     def post(self, request):
         serializer = ProgressInputSerializer(data=request.data)
         details = {} if serializer.is_valid() else flatten_details(serializer.errors)
-        key = request.headers.get(IDEMPOTENCY_HEADER)
+        key = request.META.get(_IDEMPOTENCY_META)
         if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
             details[IDEMPOTENCY_HEADER] = [f"Must be 1 to {MAX_IDEMPOTENCY_KEY} characters long."]
         if details:

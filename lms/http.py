@@ -1,4 +1,10 @@
-"""The request class the WSGI application builds."""
+"""The request class the WSGI application builds.
+
+Hot paths read a request header from ``request.META`` (``HTTP_`` and the name in capitals,
+``-`` as ``_``), not from ``request.headers``: the first read of ``request.headers`` turns
+every ``HTTP_*`` key of the request into a header name, 40 to 80 k instructions of a read
+that needs one header.
+"""
 
 from __future__ import annotations
 

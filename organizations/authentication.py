@@ -15,7 +15,8 @@ import time
 
 from django.conf import settings
 from django.utils import timezone
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework import HTTP_HEADER_ENCODING
+from rest_framework.authentication import BaseAuthentication
 
 from lms.errors import Unauthenticated
 from organizations.models import ApiToken, Membership, hash_token
@@ -43,7 +44,12 @@ class BearerTokenAuthentication(BaseAuthentication):
     keyword = b"bearer"
 
     def authenticate(self, request):
-        header = get_authorization_header(request).split()
+        # What DRF's get_authorization_header answers, read from META, not request.headers
+        # (see lms.http).
+        header = request.META.get("HTTP_AUTHORIZATION", b"")
+        if isinstance(header, str):
+            header = header.encode(HTTP_HEADER_ENCODING)
+        header = header.split()
         if not header:
             return None
         if header[0].lower() != self.keyword:

@@ -245,7 +245,7 @@ def client_address(request) -> str:
     """
     address = request.META.get("REMOTE_ADDR") or ""
     num_proxies = api_settings.NUM_PROXIES
-    forwarded = request.headers.get("x-forwarded-for")
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")  # not request.headers: see lms.http
     if num_proxies and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",")]
         address = hops[-min(num_proxies, len(hops))]
