@@ -68,12 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         env["LMS_CHILD"] = "1"
         os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
 
-    import django
+    # The application gunicorn serves (gunicorn.conf.py's wsgi_app), for every server.
+    from lms.wsgi import application
 
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
-
-    application = get_wsgi_application()
     ops = operations(json.loads(manifest_path.read_text()))
     requests = ops[args.operation]
     # A link or an unlink is undone (unprofiled) after each, so every one does its work.

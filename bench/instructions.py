@@ -118,12 +118,9 @@ def call(application, request, prefix: str) -> int:
 
 def measured(args: argparse.Namespace) -> int:
     """Runs under callgrind: one dump per operation."""
-    import django
+    # The application gunicorn serves (gunicorn.conf.py's wsgi_app), for every server.
+    from lms.wsgi import application
 
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
-
-    application = get_wsgi_application()
     lib = ctypes.CDLL(args.helper)
     manifest = json.loads(Path(args.manifest).read_text())
     prefix = SERVERS[args.server][1]
@@ -166,14 +163,11 @@ _SKIP = re.compile(r"^\s*(SAVEPOINT|RELEASE|ROLLBACK|BEGIN|COMMIT)\b", re.I)
 
 def database_time(args: argparse.Namespace) -> int:
     """Prints {key: ms of planning + execution per request} for the operations."""
-    import django
-
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    application = get_wsgi_application()
+    from lms.wsgi import application  # as gunicorn serves it
+
     manifest = json.loads(Path(args.manifest).read_text())
     prefix = SERVERS[args.server][1]
     ops = operations(manifest)
