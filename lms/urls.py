@@ -1,5 +1,7 @@
+from importlib import import_module
+
 from django.contrib import admin
-from django.urls import include, path, register_converter
+from django.urls import URLPattern, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from lms import views
@@ -12,20 +14,39 @@ admin.site.autocomplete_view = lambda request: OrgNamedAutocompleteView.as_view(
     admin_site=admin.site
 )(request)
 
-# ``<id:name>`` in every URLconf: registered before the apps' URLconfs are included.
+# ``<id:name>`` in every URLconf: registered before the apps' URLconfs are spliced in.
 register_converter(IdConverter, "id")
+
+
+def routes(prefix: str, module: str) -> list[URLPattern]:
+    """The routes of an app's URLconf, each under ``prefix``, as routes of this one.
+
+    ``path(prefix, include(module))`` would resolve a request in two levels: Django tries
+    each include in turn (one that does not match raises ``Resolver404``, caught) and builds
+    a ``ResolverMatch`` at each level. Spliced, the API's routes are tried in one list and
+    matched once: resolving an automation's path cost about 160 k instructions through the
+    includes. The apps keep their URLconfs; names are unchanged (none is namespaced)."""
+    spliced = []
+    for route in import_module(module).urlpatterns:
+        if not isinstance(route, URLPattern):
+            raise TypeError(f"{module}: only routes can be spliced, not {route!r}.")
+        spliced.append(
+            path(prefix + str(route.pattern), route.callback, route.default_args, route.name)
+        )
+    return spliced
+
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
-    path("admin/", admin.site.urls),
+    *routes("api/downloads/", "downloads.urls"),
+    *routes("api/learn/", "learn.urls"),
+    *routes("api/bundles", "bundles.urls"),
+    *routes("api/organizations/", "organizations.urls"),
+    *routes("api/automations", "automations.urls"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
-    path("api/downloads/", include("downloads.urls")),
-    path("api/learn/", include("learn.urls")),
-    path("api/bundles", include("bundles.urls")),
-    path("api/organizations/", include("organizations.urls")),
-    path("api/automations", include("automations.urls")),
+    path("admin/", admin.site.urls),
 ]
 
 handler400 = "lms.errors.bad_request_view"
