@@ -3,6 +3,8 @@
 import multiprocessing
 import os
 
+from lms.env import env_bool
+
 bind = os.environ.get("LMS_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("LMS_WORKERS", multiprocessing.cpu_count() * 2 + 1))
 worker_class = "gthread"
@@ -22,7 +24,7 @@ wsgi_app = "lms.wsgi:application"
 # answers at once, instead of spending a second of CPU importing everything again while its
 # siblings serve every connection: under load those seconds were the slowest 1% of requests
 # (docs/performance.md). LMS_PRELOAD=false loads the application in each worker instead.
-preload_app = os.environ.get("LMS_PRELOAD", "true").lower() not in {"0", "false", "no", "off"}
+preload_app = env_bool("LMS_PRELOAD", True)
 
 
 def pre_fork(server, worker):
