@@ -6,6 +6,7 @@ import uuid
 
 from automations.models import Automation
 from lms.compiled import Compiled
+from lms.wire import wire_columns
 
 # What an automation's wire shape reads, by attribute name (AutomationSerializer's sources).
 AUTOMATION_COLUMNS = (
@@ -21,13 +22,14 @@ AUTOMATION_COLUMNS = (
 )
 _AUTOMATION = Compiled(
     lambda org_id, id: Automation.objects.filter(org_id=org_id, id=id).values_list(
-        *AUTOMATION_COLUMNS
+        *wire_columns(Automation, AUTOMATION_COLUMNS)
     )
 )
 
 
 def automation_fields(*, org_id: uuid.UUID, automation_id: object) -> dict:
-    """The organization's automation as ``{attribute: value}`` (one query, its SQL compiled
-    once per process). Malformed, unknown or foreign ids: NotFound."""
+    """The organization's automation as ``{attribute: value}``, its ids and timestamps as
+    wire text (``lms.wire``; one query, its SQL compiled once per process). Malformed,
+    unknown or foreign ids: NotFound."""
     row = _AUTOMATION.one_or_404(Automation, org_id=org_id, id=automation_id)
     return dict(zip(AUTOMATION_COLUMNS, row, strict=True))

@@ -3,7 +3,6 @@ from rest_framework import serializers
 
 from automations.registry import ACTION_TYPES, MAX_ACTIONS, TRIGGERS
 from lms.fields import JsonBooleanField, StrictCharField
-from lms.serializers import wire_time
 
 
 # Inline enums: a named component ("TypeEnum") could collide with other apps' choices.
@@ -36,11 +35,11 @@ class AutomationSerializer(serializers.Serializer):
 
 def automation_row(fields: dict) -> dict:
     """What ``AutomationSerializer`` answers for an automation, from its
-    ``AUTOMATION_COLUMNS`` values by attribute name (the read skips the serializer's nine
-    fields, a tenth of the request)."""
+    ``AUTOMATION_COLUMNS`` values by attribute name, the ids and timestamps read as wire
+    text (``lms.wire``): the read skips the serializer's nine fields."""
     return {
-        "orgId": str(fields["org_id"]),
-        "id": str(fields["id"]),
+        "orgId": fields["org_id"],
+        "id": fields["id"],
         "name": str(fields["name"]),
         "description": str(fields["description"]),
         "trigger": str(fields["trigger"]),
@@ -49,8 +48,8 @@ def automation_row(fields: dict) -> dict:
             for action in fields["actions"]
         ],
         "enabled": bool(fields["enabled"]),
-        "createdAt": wire_time(fields["created_at"]),
-        "updatedAt": wire_time(fields["updated_at"]),
+        "createdAt": fields["created_at"],
+        "updatedAt": fields["updated_at"],
     }
 
 

@@ -17,17 +17,21 @@ from bundles.models import Bundle, BundleTally
 from bundles.serializers import LISTED_COLUMNS
 from lms.compiled import Compiled
 from lms.pagination import window
+from lms.wire import wire_columns
 
 Sort = tuple[SortKey, ...]
 
 
 def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
-    """The organization's bundles as the list reads them (``LISTED_COLUMNS``), those whose
-    name contains ``search`` when one is given, totally ordered by ``sort`` then the id."""
+    """The organization's bundles as the list reads them (``LISTED_COLUMNS``, ids and
+    timestamps as wire text: ``lms.wire``), those whose name contains ``search`` when one is
+    given, totally ordered by ``sort`` then the id."""
     bundles = Bundle.objects.for_org(org_id)
     if search:
         bundles = bundles.search(search)
-    return bundles.order_by(*order_by_expressions(list(sort))).values_list(*LISTED_COLUMNS)
+    return bundles.order_by(*order_by_expressions(list(sort))).values_list(
+        *wire_columns(Bundle, LISTED_COLUMNS)
+    )
 
 
 # Page 1 without a search: the first entries of the sort's index, a plain LIMIT, each row

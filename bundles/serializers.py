@@ -1,5 +1,5 @@
 from bundles.models import Bundle
-from lms.serializers import OrgScopedSerializer, wire_time
+from lms.serializers import OrgScopedSerializer
 
 # The columns a listed bundle reads, in the order ``bundle_row`` takes them.
 LISTED_COLUMNS = ("org_id", "id", "name", "created_at", "updated_at")
@@ -13,13 +13,14 @@ class BundleSerializer(OrgScopedSerializer):
 
 
 def bundle_row(row: tuple) -> dict:
-    """What ``BundleSerializer`` answers for a bundle, from its ``LISTED_COLUMNS`` values: the
-    list reads tuples (``values_list``) and skips building a model and a serializer per row."""
+    """What ``BundleSerializer`` answers for a bundle, from its ``LISTED_COLUMNS`` values read
+    with ids and timestamps as wire text (``lms.wire``): the list reads tuples
+    (``values_list``) and skips building a model and a serializer per row."""
     org_id, id_, name, created_at, updated_at = row
     return {
-        "orgId": str(org_id),
-        "id": str(id_),
+        "orgId": org_id,
+        "id": id_,
         "name": name,
-        "createdAt": wire_time(created_at),
-        "updatedAt": wire_time(updated_at),
+        "createdAt": created_at,
+        "updatedAt": updated_at,
     }

@@ -13,6 +13,7 @@ from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment
 from lms.compiled import Compiled
 from lms.tenancy import get_or_404, ids_or_404
+from lms.wire import wire_columns
 from organizations.models import Membership, Organization
 
 
@@ -94,7 +95,8 @@ def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activ
     )
 
 
-# What an activity's wire shape reads, by attribute name (ActivitySerializer's sources).
+# What an activity's wire shape reads, by attribute name (ActivitySerializer's sources); the
+# listing reads the ids and timestamps as wire text (lms.wire).
 ACTIVITY_COLUMNS = (
     "org_id",
     "id",
@@ -119,7 +121,7 @@ _LISTED = Compiled(
         listed_activities(org_id, course_id)
         .filter(course__published=True)
         .annotate(enrolled=_enrolled(org_id, membership_id, course_id))
-        .values_list(*ACTIVITY_COLUMNS, "enrolled")
+        .values_list(*wire_columns(Activity, ACTIVITY_COLUMNS), "enrolled")
     )
 )
 

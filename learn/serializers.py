@@ -8,7 +8,7 @@ from rest_framework import serializers
 from learn import completion
 from learn.models import Activity, ProgressStatus
 from lms.fields import StrictUUIDField
-from lms.serializers import OrgScopedSerializer, wire_time
+from lms.serializers import OrgScopedSerializer
 
 MAX_REPORTS = 100
 MAX_IDEMPOTENCY_KEY = 255
@@ -136,16 +136,17 @@ class ActivitySerializer(OrgScopedSerializer):
 
 def activity_row(fields: dict) -> dict:
     """What ``ActivitySerializer`` answers for an activity, from its ``ACTIVITY_COLUMNS``
-    values by attribute name (the listing skips building a serializer per activity)."""
+    values by attribute name, the ids and timestamps read as wire text (``lms.wire``): the
+    listing skips building a serializer per activity."""
     return {
-        "orgId": str(fields["org_id"]),
-        "id": str(fields["id"]),
-        "moduleId": str(fields["module_id"]),
-        "courseId": str(fields["course_id"]),
+        "orgId": fields["org_id"],
+        "id": fields["id"],
+        "moduleId": fields["module_id"],
+        "courseId": fields["course_id"],
         "seq": fields["seq"],
         "settings": fields["settings"],
-        "createdAt": wire_time(fields["created_at"]),
-        "updatedAt": wire_time(fields["updated_at"]),
+        "createdAt": fields["created_at"],
+        "updatedAt": fields["updated_at"],
     }
 
 

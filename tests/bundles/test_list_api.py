@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from bundles.models import Bundle, BundleTally
 from bundles.serializers import BundleSerializer
+from lms.pagination import PLAIN_BELOW
 from organizations.models import Membership
 from tests.bundles.conftest import URL
 from tests.bundles.factories import T0, add_bundles
@@ -95,6 +96,23 @@ def test_rows_are_what_the_bundle_serializer_answers(list_bundles, org):
     expected = [dict(BundleSerializer(b).data) for b in Bundle.objects.for_org(org)]
     rows = list_bundles().json()["rows"]
     assert sorted(rows, key=lambda r: r["id"]) == sorted(expected, key=lambda r: r["id"])
+
+
+@pytest.mark.parametrize("count", [5, PLAIN_BELOW + 5])
+def test_deeper_pages_are_what_the_bundle_serializer_answers(list_bundles, org, count):
+    """Below ``PLAIN_BELOW`` rows a deeper page is a plain OFFSET; from it on, a window
+    chosen by an id-only query, read from the end when nearer the end. Each reads the
+    columns as wire text (``lms.wire``), as page 1 does."""
+    add_bundles(
+        org,
+        [f"B{i}" for i in range(count)],
+        created=[T0 + timedelta(seconds=i, microseconds=i % 3) for i in range(count)],
+    )
+    expected = {str(b.id): dict(BundleSerializer(b).data) for b in Bundle.objects.for_org(org)}
+    for page in (2, count // 2 - 1):
+        rows = list_bundles(page=page, pageSize=2).json()["rows"]
+        assert len(rows) == 2
+        assert rows == [expected[row["id"]] for row in rows]
 
 
 def test_an_organization_without_bundles_has_an_empty_first_page(list_bundles):
