@@ -7,6 +7,13 @@ import os
 from lms.env import env_bool
 
 bind = os.environ.get("LMS_BIND", "127.0.0.1:8000")
+# Each worker listens on a socket of its own (SO_REUSEPORT) and the kernel spreads new
+# connections across them. On one shared socket whichever worker woke first took the
+# connection: under keep-alive load one worker often held 13 to all 16 of the bench's
+# connections while the other idled (with all 16, half the throughput). A worker that exits
+# drops the connections still queued on its socket, unaccepted: another reason workers are
+# not retired after a count (below). LMS_REUSE_PORT=false shares one socket again.
+reuse_port = env_bool("LMS_REUSE_PORT", True)
 workers = int(os.environ.get("LMS_WORKERS", multiprocessing.cpu_count() * 2 + 1))
 worker_class = "gthread"
 threads = int(os.environ.get("LMS_THREADS", "4"))

@@ -13,7 +13,7 @@ CONFIG = Path(__file__).resolve().parents[2] / "gunicorn.conf.py"
 
 
 def load(monkeypatch, **env: str) -> dict:
-    for name in ("LMS_PRELOAD", "LMS_MAX_REQUESTS"):
+    for name in ("LMS_PRELOAD", "LMS_MAX_REQUESTS", "LMS_REUSE_PORT"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -32,6 +32,11 @@ def test_workers_are_not_retired_after_a_count_unless_asked(monkeypatch):
     assert load(monkeypatch)["max_requests"] == 0
     config = load(monkeypatch, LMS_MAX_REQUESTS="20000")
     assert (config["max_requests"], config["max_requests_jitter"]) == (20000, 1000)
+
+
+def test_each_worker_listens_on_its_own_socket_unless_asked(monkeypatch):
+    assert load(monkeypatch)["reuse_port"] is True
+    assert load(monkeypatch, LMS_REUSE_PORT="false")["reuse_port"] is False
 
 
 def test_a_preloading_master_freezes_what_it_loaded_before_each_fork(monkeypatch, unfrozen):
