@@ -3,6 +3,8 @@
 import gc
 import multiprocessing
 import os
+import socket
+import sys
 
 from lms.env import env_bool
 
@@ -39,6 +41,26 @@ wsgi_app = "lms.wsgi:application"
 # siblings serve every connection: under load those seconds were the slowest 1% of requests
 # (docs/performance.md). LMS_PRELOAD=false loads the application in each worker instead.
 preload_app = env_bool("LMS_PRELOAD", True)
+
+
+def on_starting(server):
+    """With a socket per worker, a second server started on an address already served would
+    bind beside the first one's workers and take a share of its connections, silently. It
+    stops here instead, as it would on one shared socket ("address already in use")."""
+    if not reuse_port:
+        return
+    for address in server.cfg.address:
+        if not isinstance(address, tuple):  # a Unix socket path: gunicorn itself checks it
+            continue
+        host, port = address
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                server.log.error("Cannot listen at %s:%s: %s", host, port, exc.strerror)
+                sys.exit(1)
 
 
 def pre_fork(server, worker):

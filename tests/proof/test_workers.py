@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import http.client
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.proof.processes import gunicorn_server, manage, production_env
+from tests.processes import gunicorn_command
+from tests.proof.processes import ROOT, gunicorn_server, manage, production_env
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/net/tcp").exists(), reason="reads the connections from Linux's /proc"
@@ -97,3 +99,26 @@ def test_keep_alive_connections_are_spread_across_the_workers(tmp_path, reuse_po
         # The kernel hashes each connection to one of the two sockets: all 16 on one is a
         # chance of 2 in 65,536.
         assert min(held.values()) >= 1, held
+
+
+def test_a_second_server_on_the_same_address_stops_instead_of_sharing_it(tmp_path):
+    """Sockets with SO_REUSEPORT share a port with any other such socket of the same user: a
+    second server would quietly take part of the first one's connections. It refuses."""
+    env = production_env(tmp_path, LMS_WORKERS="1", LMS_THREADS="1")
+    result = manage("migrate", "--noinput", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with gunicorn_server(
+        env, log_path=tmp_path / "first.log", ready_path="/healthz", ready_headers=HEADERS
+    ) as first:
+        second = subprocess.run(
+            gunicorn_command(),
+            cwd=ROOT,
+            env={**env, "LMS_BIND": f"127.0.0.1:{first.port}"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode != 0
+        assert f"Cannot listen at 127.0.0.1:{first.port}" in second.stderr
+        assert "Address already in use" in second.stderr
+        assert first.proc.poll() is None  # the first one serves on
