@@ -42,11 +42,19 @@ local requests, position
 function init(args)
   local plans = read_plans(os.getenv("WRK_PLAN"), "10.0.0." .. (index % 250 + 1))
   requests = plans[(index % #plans) + 1]
-  position = 0
+  position = 1
+  if #requests > 1 then
+    -- A cycle moves on when its request is answered, not when wrk asks for one: wrk calls
+    -- request() once more on its first thread, to check the script, before anything is
+    -- sent. Counted there, that thread's cycle began at its second request (an unlink
+    -- before its link: a 404 whenever the pair was unlinked).
+    response = function()
+      position = position % #requests + 1
+    end
+  end
 end
 
 function request()
-  position = position % #requests + 1
   return requests[position]
 end
 
