@@ -21,6 +21,10 @@ from lms.wire import wire_columns
 
 Sort = tuple[SortKey, ...]
 
+# The listed columns with ids and timestamps as wire text (``lms.wire``), chosen once: a
+# query resolves copies of these expressions, so every list shares them.
+_LISTED = tuple(wire_columns(Bundle, LISTED_COLUMNS))
+
 
 def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
     """The organization's bundles as the list reads them (``LISTED_COLUMNS``, ids and
@@ -29,9 +33,7 @@ def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
     bundles = Bundle.objects.for_org(org_id)
     if search:
         bundles = bundles.search(search)
-    return bundles.order_by(*order_by_expressions(list(sort))).values_list(
-        *wire_columns(Bundle, LISTED_COLUMNS)
-    )
+    return bundles.order_by(*order_by_expressions(list(sort))).values_list(*_LISTED)
 
 
 # Page 1 without a search: the first entries of the sort's index, a plain LIMIT, each row
