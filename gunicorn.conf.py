@@ -36,10 +36,11 @@ errorlog = "-"
 loglevel = os.environ.get("LMS_LOG_LEVEL", "info").lower()
 wsgi_app = "lms.wsgi:application"
 # The application (Django, the project, its URLconf) is loaded once, in the master, and each
-# worker is forked from it. A worker that replaces one retired after max_requests then
-# answers at once, instead of spending a second of CPU importing everything again while its
-# siblings serve every connection: under load those seconds were the slowest 1% of requests
-# (docs/performance.md). LMS_PRELOAD=false loads the application in each worker instead.
+# worker is forked from it. A worker that replaces another (one that crashed, timed out, or
+# was retired under LMS_MAX_REQUESTS) then answers at once, instead of spending a second of
+# CPU importing everything again while its siblings serve every connection: under load those
+# seconds were the slowest 1% of requests (docs/performance.md). LMS_PRELOAD=false loads the
+# application in each worker instead.
 preload_app = env_bool("LMS_PRELOAD", True)
 
 
