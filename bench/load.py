@@ -5,7 +5,8 @@
     python bench/load.py --duration 3 --rounds 2 --only automation,bundles
 
 Three servers run at once, each ``gunicorn -c gunicorn.conf.py`` with the same shape
-(``--workers`` x ``--threads``, default 2 x 4) on a free loopback port (tests/processes.py):
+(``--workers`` x ``--threads``; by default gunicorn.conf.py's own, a worker per CPU with one
+thread: 2 x 1 on 2 CPUs) on a free loopback port (tests/processes.py):
 
 - ours: the service's settings (bench/settings.py);
 - textbook: the DRF textbook baseline of each operation (bench/textbook.py), Django's default
@@ -26,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import runpy
 import statistics
 import subprocess
 import sys
@@ -239,14 +241,26 @@ def prepare(database_url: str, env: dict[str, str], skip_setup: bool) -> dict:
     return manifest
 
 
+def production_shape() -> tuple[int, int]:
+    """gunicorn.conf.py's workers and threads when no LMS_ variable sets them, as the servers
+    get them (``server_env`` passes none on)."""
+    names = [name for name in ("LMS_WORKERS", "LMS_THREADS") if name in os.environ]
+    saved = {name: os.environ.pop(name) for name in names}
+    try:
+        config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    finally:
+        os.environ.update(saved)
+    return config["workers"], config["threads"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL"))
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--workers", type=int, help="per server (gunicorn.conf.py's default)")
+    parser.add_argument("--threads", type=int, help="per worker (gunicorn.conf.py's default)")
     parser.add_argument("--only", default="", help="comma-separated target keys")
     parser.add_argument("--log-level", default="info", help="the servers' (production: info)")
     parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
@@ -256,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not (0 < args.duration <= 60 and 0 < args.connections <= 64 and 0 < args.rounds <= 10):
         parser.error("--duration in (0, 60], --connections in (0, 64], --rounds in (0, 10]")
+    default_workers, default_threads = production_shape()
+    args.workers = args.workers or default_workers
+    args.threads = args.threads or default_threads
     database_url = args.database_url or DEFAULT_DATABASE_URL
     envs = {
         name: server_env(database_url, f"bench.{module}", args)

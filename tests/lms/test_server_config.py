@@ -4,6 +4,7 @@ run in tests/proof/test_deploy.py and tests/lms/test_db_connections.py)."""
 from __future__ import annotations
 
 import gc
+import os
 import runpy
 from pathlib import Path
 
@@ -13,7 +14,7 @@ CONFIG = Path(__file__).resolve().parents[2] / "gunicorn.conf.py"
 
 
 def load(monkeypatch, **env: str) -> dict:
-    for name in ("LMS_PRELOAD", "LMS_MAX_REQUESTS", "LMS_REUSE_PORT"):
+    for name in ("LMS_PRELOAD", "LMS_MAX_REQUESTS", "LMS_REUSE_PORT", "LMS_WORKERS", "LMS_THREADS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -26,6 +27,14 @@ def unfrozen():
     gc.unfreeze()
     yield
     gc.unfreeze()
+
+
+def test_a_worker_per_usable_cpu_with_one_thread_unless_asked(monkeypatch):
+    config = load(monkeypatch)
+    assert (config["workers"], config["threads"]) == (len(os.sched_getaffinity(0)), 1)
+    assert config["worker_class"] == "gthread"
+    config = load(monkeypatch, LMS_WORKERS="3", LMS_THREADS="4")
+    assert (config["workers"], config["threads"]) == (3, 4)
 
 
 def test_workers_are_not_retired_after_a_count_unless_asked(monkeypatch):

@@ -1,0 +1,149 @@
+#!/usr/bin/env python
+"""Our server in several gunicorn shapes (workers x threads), loaded in alternation.
+
+    python bench/shapes.py                                   # 2x4 against 2x1
+    python bench/shapes.py --shapes 2x1,2x2,5x4 --only activities,search --rounds 4
+
+Each shape is ``gunicorn -c gunicorn.conf.py`` with the service's bench settings
+(bench/settings.py) and ``LMS_WORKERS``/``LMS_THREADS`` set, on a free loopback port; all
+run at once. For each round and operation, wrk (16 connections, ``--duration`` seconds)
+loads every shape in turn, the order reversed each round, so a noisy neighbour hits all
+alike. The table gives each shape's median requests a second and p99, and its ratio to the
+first shape taken per round (the same moment of the machine). The operations are
+bench/load.py's; so are the database and its seeding (``--skip-setup`` as there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.load import (  # noqa: E402
+    DEFAULT_DATABASE_URL,
+    build_targets,
+    prepare,
+    run_wrk,
+    server_env,
+    write_plans,
+)
+from tests.processes import gunicorn_server  # noqa: E402
+
+# bench/load.py's operations (its floors run on the bare settings, not ours).
+OPERATIONS = (
+    "relink", "cycle", "progress", "learners", "activities", "bundles", "search", "invite",
+    "automation",
+)  # fmt: skip
+SHAPE = re.compile(r"^([1-9][0-9]?)x([1-9][0-9]?)$")
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    shapes = []
+    for item in text.split(","):
+        match = SHAPE.match(item.strip())
+        if not match:
+            raise argparse.ArgumentTypeError(f"{item!r} is not WORKERSxTHREADS (e.g. 2x4)")
+        shapes.append((int(match[1]), int(match[2])))
+    if len(shapes) < 2 or len(set(shapes)) != len(shapes):
+        raise argparse.ArgumentTypeError("give two shapes or more, each once")
+    return shapes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shapes", type=parse_shapes, default=parse_shapes("2x4,2x1"))
+    parser.add_argument("--only", default="activities,search,automation")
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--duration", type=float, default=4.0, help="seconds per run")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
+    args = parser.parse_args(argv)
+    if not (0 < args.duration <= 60 and 0 < args.connections <= 64 and 0 < args.rounds <= 10):
+        parser.error("--duration in (0, 60], --connections in (0, 64], --rounds in (0, 10]")
+    wanted = args.only.split(",")
+    if unknown := set(wanted) - set(OPERATIONS):
+        parser.error(f"unknown operations: {', '.join(sorted(unknown))}; known: {OPERATIONS}")
+    database_url = args.database_url or DEFAULT_DATABASE_URL
+    env = server_env(database_url, "bench.settings", argparse.Namespace(log_level="info", set=[]))
+    manifest = prepare(database_url, env, args.skip_setup)
+    targets = [target for target in build_targets(manifest) if target.key in wanted]
+    names = [f"{workers}x{threads}" for workers, threads in args.shapes]
+    var = ROOT / "var" / "bench"
+    var.mkdir(parents=True, exist_ok=True)
+    figures: dict[tuple[str, str], list[dict]] = {}
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory(dir=var) as plans_dir:
+        servers = {
+            name: stack.enter_context(
+                gunicorn_server(
+                    env, log_path=var / f"shape-{name}.log", workers=workers, threads=threads
+                )
+            )
+            for name, (workers, threads) in zip(names, args.shapes, strict=True)
+        }
+        # An exclusive operation (a write per pair) gives each shape its own share of the
+        # pairs, as bench/load.py does: a write still in flight when one run stops never
+        # meets the next run's on the same pair.
+        plans, connections = {}, {}
+        for target in targets:
+            for index, name in enumerate(names):
+                own = target.plans[index :: len(names)] if target.exclusive else target.plans
+                plans[(target.key, name)] = write_plans(own, "", Path(plans_dir))
+                connections[(target.key, name)] = (
+                    min(args.connections, len(own)) if target.exclusive else args.connections
+                )
+        for round_ in range(args.rounds):
+            order = names if round_ % 2 == 0 else names[::-1]
+            for target in targets:
+                for name in order:
+                    port, key = servers[name].port, (target.key, name)
+                    if round_ == 0:
+                        run_wrk(port, plans[key], connections[key], 1)  # warm-up
+                    result = run_wrk(port, plans[key], connections[key], args.duration)
+                    time.sleep(0.5)
+                    figures.setdefault((target.key, name), []).append(result)
+                    print(
+                        f"  round {round_ + 1} {target.key:<10} {name:<5} {result['rps']:7.0f} "
+                        f"req/s p99 {result['p99_ms']:6.1f} ms, {result['errors']} errors",
+                        file=sys.stderr,
+                    )
+    print(format_table(targets, names, figures))
+    return 0
+
+
+def format_table(targets: list, names: list[str], figures: dict) -> str:
+    first = names[0]
+    header = " | ".join(f"{name} req/s, p99 ms, / {first} per round" for name in names[1:])
+    lines = [
+        f"| operation | {first} req/s, p99 ms | {header} |",
+        "|---|---:|" + "---:|" * (len(names) - 1),
+    ]
+    for target in targets:
+        base = figures[(target.key, first)]
+        cells = [_cell(base)]
+        for name in names[1:]:
+            runs = figures[(target.key, name)]
+            ratios = " ".join(f"{b['rps'] / a['rps']:.2f}" for a, b in zip(base, runs, strict=True))
+            cells.append(f"{_cell(runs)}, {ratios}")
+        errors = sum(run["errors"] for name in names for run in figures[(target.key, name)])
+        suffix = f" ({errors} errors)" if errors else ""
+        lines.append(f"| {target.name}{suffix} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _cell(runs: list[dict]) -> str:
+    rps = statistics.median(run["rps"] for run in runs)
+    p99 = statistics.median(run["p99_ms"] for run in runs)
+    return f"{rps:.0f}, {p99:.1f}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
