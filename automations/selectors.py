@@ -23,7 +23,8 @@ AUTOMATION_COLUMNS = (
 _AUTOMATION = Compiled(
     lambda org_id, id: Automation.objects.filter(org_id=org_id, id=id).values_list(
         *wire_columns(Automation, AUTOMATION_COLUMNS)
-    )
+    ),
+    prepare=True,
 )
 
 

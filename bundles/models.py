@@ -189,4 +189,6 @@ class BundleTally(models.Model):
         return row[0] if row else 0
 
 
-_TALLY = Compiled(lambda org_id: BundleTally.objects.for_org(org_id).values_list("total"))
+_TALLY = Compiled(
+    lambda org_id: BundleTally.objects.for_org(org_id).values_list("total"), prepare=True
+)

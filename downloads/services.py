@@ -266,7 +266,8 @@ def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
 _DOWNLOAD_LOCK = Compiled(
     lambda org_id, id: (
         Download.objects.for_org(org_id).select_for_update().filter(id=id).values_list("id")
-    )
+    ),
+    prepare=True,
 )
 _LINKS = Compiled(
     lambda org_id, download_id: (
@@ -274,10 +275,11 @@ _LINKS = Compiled(
         .filter(download_id=download_id)
         .order_by("seq")
         .values_list(*LINK_COLUMNS)
-    )
+    ),
+    prepare=True,
 )
 _ASSET_NAME = Compiled(
-    lambda org_id, id: Asset.objects.for_org(org_id).filter(id=id).values_list("name")
+    lambda org_id, id: Asset.objects.for_org(org_id).filter(id=id).values_list("name"), prepare=True
 )
 
 

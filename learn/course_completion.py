@@ -22,7 +22,8 @@ _LOCKED_ENROLLMENT = Compiled(
         .filter(membership_id=membership_id, course_id=course_id)
         .select_for_update()
         .values_list("id")
-    )
+    ),
+    prepare=True,
 )
 
 
@@ -47,7 +48,7 @@ def _counts(org_id, membership_id, course_id) -> QuerySet:
     )
 
 
-_COUNTS = Compiled(_counts)
+_COUNTS = Compiled(_counts, prepare=True)
 
 
 def complete_course_if_done(

@@ -49,7 +49,8 @@ _PROGRESS_TARGET = Compiled(
             ),
         )
         .values_list("id", "course_id", "settings", "enrolled", "course_completed")
-    )
+    ),
+    prepare=True,
 )
 
 
@@ -114,7 +115,8 @@ ACTIVITY_COLUMNS = (
 _COURSE_ACCESS = Compiled(
     lambda org_id, membership_id, course_id: (
         _published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
-    )
+    ),
+    prepare=True,
 )
 _LISTED = Compiled(
     lambda org_id, membership_id, course_id: (
@@ -122,7 +124,8 @@ _LISTED = Compiled(
         .filter(course__published=True)
         .annotate(enrolled=_enrolled(org_id, membership_id, course_id))
         .values_list(*wire_columns(Activity, ACTIVITY_COLUMNS), "enrolled")
-    )
+    ),
+    prepare=True,
 )
 
 

@@ -130,7 +130,8 @@ _LOCKED_PROGRESS = Compiled(
         .select_for_update()
         .filter(membership_id=membership_id, activity_id=activity_id)
         .values_list(*_PROGRESS_COLUMNS)
-    )
+    ),
+    prepare=True,
 )
 
 

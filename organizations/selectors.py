@@ -19,7 +19,8 @@ _INVITE_FIELDS = tuple(
 )
 # The token is global by design: it is how the caller finds the organization (unique).
 _INVITE = Compiled(
-    lambda token_hash: Invite.all_orgs.filter(token_hash=token_hash).values_list(*_INVITE_FIELDS)
+    lambda token_hash: Invite.all_orgs.filter(token_hash=token_hash).values_list(*_INVITE_FIELDS),
+    prepare=True,
 )
 
 

@@ -3,7 +3,12 @@ rows as the ORM on both databases."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -21,6 +26,7 @@ from tests.learn.factories import ActivityFactory
 
 pytestmark = pytest.mark.django_db
 
+ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = ("org_id", "id", "name", "created_at", "updated_at")
 
 
@@ -132,3 +138,93 @@ def test_one_or_404_parses_ids_and_answers_the_models_not_found(bundles, org, ot
     for org_id, id_ in [(org.id, "not-an-id"), (org.id, None), (other_org.id, bundle.id)]:
         with pytest.raises(NotFound, match=r"^No bundle with that id\.$"):
             read.one_or_404(Bundle, org_id=org_id, id=id_)
+
+
+def _by_id(org_id, id):
+    return Bundle.objects.for_org(org_id).filter(id=id).values_list(*COLUMNS)
+
+
+def _prepared_statements() -> dict[str, int]:
+    """This connection's prepared statements: their text and how often each ran."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        return dict(cursor.fetchall())
+
+
+def test_a_prepared_read_answers_as_the_orm_on_either_database(bundles, org, other_org):
+    read = Compiled(_by_id, prepare=True)
+    for bundle in Bundle.objects.for_org(org):
+        assert read.rows(org_id=org.id, id=bundle.id) == list(_by_id(org.id, bundle.id))
+        assert read.rows(org_id=other_org.id, id=bundle.id) == []
+    (record,) = read.records(Bundle, org_id=org.id, id=bundle.id)
+    assert (record.id, record.name) == (bundle.id, bundle.name)
+
+
+@pytest.mark.postgres
+def test_a_prepared_read_is_one_prepared_statement_per_connection(bundles, org):
+    """The read is prepared on the connection and run from it every time after (its plan
+    counts grow with the calls); a read without ``prepare`` leaves nothing prepared."""
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    Compiled(_by_id).rows(org_id=org.id, id=bundle.id)
+    assert _prepared_statements() == {}
+    read = Compiled(_by_id, prepare=True)
+    for _ in range(7):
+        assert read.rows(org_id=org.id, id=bundle.id) == list(_by_id(org.id, bundle.id))
+    ((statement, runs),) = _prepared_statements().items()
+    assert runs == 7
+    assert statement.startswith("SELECT") and '"bundles_bundle"' in statement
+    assert "$1" in statement and str(bundle.id) not in statement  # bound on the server
+
+
+@pytest.mark.postgres
+def test_a_prepared_read_is_counted_and_logged_with_its_values(bundles, org):
+    """Counted as any query, and logged as the same read bound on the client is: with its
+    values written in."""
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    with CaptureQueriesContext(connection) as plain:
+        Compiled(_by_id).rows(org_id=org.id, id=bundle.id)
+    read = Compiled(_by_id, prepare=True)
+    with CaptureQueriesContext(connection) as queries:
+        read.rows(org_id=org.id, id=bundle.id)
+        read.rows(org_id=org.id, id=bundle.id)
+    assert len(queries) == 2
+    assert [query["sql"] for query in queries] == [plain[0]["sql"]] * 2
+    assert bundle.id.hex in plain[0]["sql"] and org.id.hex in plain[0]["sql"]
+
+
+@pytest.mark.postgres
+def test_nothing_is_prepared_where_the_connection_turns_prepared_statements_off(bundles, org):
+    """``LMS_DB_PREPARE=false`` leaves the connection's ``prepare_threshold`` unset (as
+    Django's default is): the read answers the same through the usual cursor."""
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    connection.ensure_connection()
+    raw = connection.connection
+    threshold, raw.prepare_threshold = raw.prepare_threshold, None
+    try:
+        rows = Compiled(_by_id, prepare=True).rows(org_id=org.id, id=bundle.id)
+    finally:
+        raw.prepare_threshold = threshold
+    assert rows == list(_by_id(org.id, bundle.id))
+    assert _prepared_statements() == {}
+
+
+@pytest.mark.parametrize("pool", ["false", "true"])
+@pytest.mark.parametrize("prepare, threshold", [("", 5), ("true", 5), ("false", None)])
+def test_lms_db_prepare_sets_the_connections_threshold(tmp_path, pool, prepare, threshold):
+    """The settings' PostgreSQL options, read in a process of their own (settings are read
+    once): prepared statements on unless turned off, with or without the pool."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": "postgres://u@127.0.0.1:5432/x",
+        "LMS_DB_PREPARE": prepare,
+        "LMS_DB_POOL": pool,
+        "LMS_VAR_DIR": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "from lms import settings; import json; "
+         "print(json.dumps(settings.DATABASES['default']['OPTIONS']))"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    options = json.loads(done.stdout)
+    assert options.get("prepare_threshold") == threshold
+    assert ("pool" in options) == (pool == "true")
