@@ -48,12 +48,13 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 from django.db.models import Model, QuerySet
 
 try:  # the PostgreSQL backend's cursor that binds parameters on the server (psycopg 3)
     from django.db.backends.postgresql.base import ServerBindingCursor
-except ImportError:  # pragma: no cover - without psycopg nothing is prepared
+except (ImportError, ImproperlyConfigured):  # pragma: no cover - no psycopg 3: nothing prepared
     ServerBindingCursor = None
 
 from lms.tenancy import ids_or_404, not_found
