@@ -183,6 +183,39 @@ def run_wrk(port: int, plan: Path, connections: int, duration: float) -> dict:
     }
 
 
+def timed_run(
+    round_: int, key: str, name: str, port: int, plan: Path, connections: int, duration: float
+) -> dict:
+    """One run of an alternation (after a 1-s warm-up in the first round), printed; its
+    figures."""
+    if round_ == 0:
+        run_wrk(port, plan, connections, 1)
+    result = run_wrk(port, plan, connections, duration)
+    time.sleep(0.5)  # what was in flight when wrk stopped ends meanwhile
+    print(
+        f"  round {round_ + 1} {key:<10} {name:<8} {result['rps']:7.0f} req/s "
+        f"p99 {result['p99_ms']:6.1f} ms, {result['errors']} errors",
+        file=sys.stderr,
+    )
+    return result
+
+
+def share(target: Target, index: int, count: int, connections: int) -> tuple[list, int]:
+    """The plans server ``index`` of ``count`` runs for ``target``, and with how many
+    connections. An exclusive operation (a write per pair) gives each server its own share
+    of the pairs: a write still in flight when one run stops never meets the next run's on
+    the same pair."""
+    if not target.exclusive:
+        return target.plans, connections
+    plans = target.plans[index::count]
+    return plans, min(connections, len(plans))
+
+
+def check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if not (0 < args.duration <= 60 and 0 < args.connections <= 64 and 0 < args.rounds <= 10):
+        parser.error("--duration in (0, 60], --connections in (0, 64], --rounds in (0, 10]")
+
+
 def server_env(database_url: str, settings: str, args: argparse.Namespace) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("LMS_")}
     env.pop("REDIS_URL", None)
@@ -268,8 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
     )
     args = parser.parse_args(argv)
-    if not (0 < args.duration <= 60 and 0 < args.connections <= 64 and 0 < args.rounds <= 10):
-        parser.error("--duration in (0, 60], --connections in (0, 64], --rounds in (0, 10]")
+    check_bounds(parser, args)
     default_workers, default_threads = production_shape()
     args.workers = args.workers or default_workers
     args.threads = args.threads or default_threads
@@ -310,12 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             for index, (name, prefix) in enumerate([("ours", ""), ("textbook", "/textbook")]):
                 if name == "textbook" and not target.textbook:
                     continue
-                plans, connections = target.plans, args.connections
-                if target.exclusive:
-                    # Each server its own half of the pairs: a write still in flight when
-                    # one run stops never meets the next run's on the same pair.
-                    plans = plans[index::2]
-                    connections = min(connections, len(plans))
+                plans, connections = share(target, index, 2, args.connections)
                 plan = write_plans(plans, prefix, Path(plans_dir))
                 runs.append((target, name, plan, connections))
         for target in FLOORS:
@@ -324,17 +351,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         for round_ in range(args.rounds):
             for target, name, plan, connections in runs:
-                port = servers[name].port
-                if round_ == 0:
-                    run_wrk(port, plan, connections, 1)  # warm-up
-                result = run_wrk(port, plan, connections, args.duration)
-                time.sleep(0.5)  # what was in flight when wrk stopped ends meanwhile
-                figures.setdefault((target.key, name), []).append(result)
-                print(
-                    f"  round {round_ + 1} {target.key:<10} {name:<8} {result['rps']:7.0f} req/s "
-                    f"p99 {result['p99_ms']:6.1f} ms, {result['errors']} errors",
-                    file=sys.stderr,
+                result = timed_run(
+                    round_, target.key, name, servers[name].port, plan, connections, args.duration
                 )
+                figures.setdefault((target.key, name), []).append(result)
     rows = summarize(targets, figures)
     print(format_table(rows))
     out = ROOT / "bench" / "results" / f"load-{started:%Y%m%dT%H%M%SZ}.json"

@@ -21,7 +21,6 @@ import re
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,9 +29,11 @@ sys.path.insert(0, str(ROOT))
 from bench.load import (  # noqa: E402
     DEFAULT_DATABASE_URL,
     build_targets,
+    check_bounds,
     prepare,
-    run_wrk,
     server_env,
+    share,
+    timed_run,
     write_plans,
 )
 from tests.processes import gunicorn_server  # noqa: E402
@@ -67,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--skip-setup", action="store_true", help="the database is migrated")
     args = parser.parse_args(argv)
-    if not (0 < args.duration <= 60 and 0 < args.connections <= 64 and 0 < args.rounds <= 10):
-        parser.error("--duration in (0, 60], --connections in (0, 64], --rounds in (0, 10]")
+    check_bounds(parser, args)
     wanted = args.only.split(",")
     if unknown := set(wanted) - set(OPERATIONS):
         parser.error(f"unknown operations: {', '.join(sorted(unknown))}; known: {OPERATIONS}")
@@ -89,32 +89,23 @@ def main(argv: list[str] | None = None) -> int:
             )
             for name, (workers, threads) in zip(names, args.shapes, strict=True)
         }
-        # An exclusive operation (a write per pair) gives each shape its own share of the
-        # pairs, as bench/load.py does: a write still in flight when one run stops never
-        # meets the next run's on the same pair.
         plans, connections = {}, {}
         for target in targets:
             for index, name in enumerate(names):
-                own = target.plans[index :: len(names)] if target.exclusive else target.plans
-                plans[(target.key, name)] = write_plans(own, "", Path(plans_dir))
-                connections[(target.key, name)] = (
-                    min(args.connections, len(own)) if target.exclusive else args.connections
+                own, connections[(target.key, name)] = share(
+                    target, index, len(names), args.connections
                 )
+                plans[(target.key, name)] = write_plans(own, "", Path(plans_dir))
         for round_ in range(args.rounds):
             order = names if round_ % 2 == 0 else names[::-1]
             for target in targets:
                 for name in order:
-                    port, key = servers[name].port, (target.key, name)
-                    if round_ == 0:
-                        run_wrk(port, plans[key], connections[key], 1)  # warm-up
-                    result = run_wrk(port, plans[key], connections[key], args.duration)
-                    time.sleep(0.5)
-                    figures.setdefault((target.key, name), []).append(result)
-                    print(
-                        f"  round {round_ + 1} {target.key:<10} {name:<5} {result['rps']:7.0f} "
-                        f"req/s p99 {result['p99_ms']:6.1f} ms, {result['errors']} errors",
-                        file=sys.stderr,
-                    )
+                    key = (target.key, name)
+                    result = timed_run(
+                        round_, *key, servers[name].port, plans[key], connections[key],
+                        args.duration,
+                    )  # fmt: skip
+                    figures.setdefault(key, []).append(result)
     print(format_table(targets, names, figures))
     return 0
 
