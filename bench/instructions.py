@@ -16,7 +16,12 @@ is taken with ``LMS_TOKEN_CACHE_SECONDS=3600``: a steady state, where a lookup i
 
 Then, without valgrind, each operation's queries of one request are captured and each is run
 again under ``EXPLAIN (ANALYZE)`` (in a transaction rolled back): planning plus execution
-time, summed per request, median of ``--explain-runs``.
+time, summed per request, median of ``--explain-runs``. That time is the statements' as the
+ORM would send them, planned each time: a prepared statement's saving does not show there.
+So the database's CPU time per request is counted too, as the requests send their
+statements: the nanoseconds the PostgreSQL backend serving the connection spent on a CPU
+around each of ``--cpu-requests`` requests (``/proc/PID/schedstat``, read from outside that
+process; "-" where PostgreSQL runs on another machine).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 import ctypes
 import gc
 import io
+import itertools
 import json
 import os
 import re
@@ -79,6 +85,13 @@ def operations(manifest: dict) -> dict[str, list[tuple[str, str, str, dict | Non
     return found
 
 
+# Clients, as bench/wrk.lua's connections are: each request comes from the next address
+# (X-Forwarded-For, believed with LMS_NUM_PROXIES=1), so the invite throttle's windows hold
+# what they hold under load, not every request of the run under one address.
+CLIENTS = 16
+_sent = itertools.count()
+
+
 def call(application, request, prefix: str) -> int:
     method, path, token, body = request
     path, _, query = (prefix + path).partition("?")
@@ -91,6 +104,7 @@ def call(application, request, prefix: str) -> int:
         "SERVER_PORT": "8000",
         "SERVER_PROTOCOL": "HTTP/1.1",
         "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_X_FORWARDED_FOR": f"10.0.0.{next(_sent) % CLIENTS}",
         "HTTP_HOST": "127.0.0.1:8000",
         "HTTP_ACCEPT": "application/json",
         "wsgi.url_scheme": "http",
@@ -139,7 +153,7 @@ def measured(args: argparse.Namespace) -> int:
     for key in wanted:
         requests = ops[key]
         if key not in {"link", "unlink"}:
-            for i in range(args.warmup):
+            for i in range(max(args.warmup, CLIENTS)):  # every address: its window started
                 call(application, requests[i % len(requests)], prefix)
         elif key == "link":  # warm both up on one pair, leave it unlinked
             for _ in range(args.warmup):
@@ -159,6 +173,41 @@ def measured(args: argparse.Namespace) -> int:
 # --- the database's time, without valgrind ----------------------------------------------------
 
 _SKIP = re.compile(r"^\s*(SAVEPOINT|RELEASE|ROLLBACK|BEGIN|COMMIT)\b", re.I)
+
+
+def _cpu_ns(pid: int) -> int | None:
+    """The nanoseconds process ``pid`` of this machine has run on a CPU, or None."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def database_cpu(application, key: str, requests: list, undo, prefix: str, n: int) -> float | None:
+    """Microseconds of the serving backend's CPU per request of ``key``, over ``n`` requests
+    (a write's undoing request, between two, is not counted); None when the backend is not
+    on this machine or the connection changed meanwhile."""
+    from django.db import connection
+
+    call(application, requests[0], prefix)
+    if undo:
+        call(application, undo, prefix)
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid
+    spent = 0
+    for index in range(n):
+        before = _cpu_ns(pid)
+        call(application, requests[index % len(requests)], prefix)
+        after = _cpu_ns(pid)
+        if before is None or after is None:
+            return None
+        spent += after - before
+        if undo:
+            call(application, undo, prefix)
+    connection.ensure_connection()
+    if connection.connection.info.backend_pid != pid:
+        return None
+    return spent / n / 1000
 
 
 def database_time(args: argparse.Namespace) -> int:
@@ -204,7 +253,14 @@ def database_time(args: argparse.Namespace) -> int:
                 except Exception as exc:  # a statement that needs the rows it wrote
                     print(f"  {key}: not explained: {exc}"[:200], file=sys.stderr)
             runs.append(total)
-        result[key] = {"queries": len(statements), "db_ms": statistics.median(runs)}
+        result[key] = {
+            "queries": len(statements),
+            "db_ms": statistics.median(runs),
+            "db_cpu_us": database_cpu(
+                application, key, requests, ops[undo[key]][0] if key in undo else None, prefix,
+                args.cpu_requests,
+            ),
+        }  # fmt: skip
         if key == "unlink":
             call(application, ops["unlink"][0], prefix)
     print(json.dumps(result))
@@ -221,7 +277,11 @@ def child_env(database_url: str, settings: str, extra: list[str] = ()) -> dict[s
         DATABASE_URL=database_url,
         DJANGO_SETTINGS_MODULE=settings,
         LMS_TOKEN_CACHE_SECONDS="3600",
-        LMS_INVITE_LOOKUP_RATE="100000000/s",  # a window of a second: a few lookups
+        # Unthrottled in effect, with a window a run never outlasts (a hit that starts a
+        # window also purges): spread over CLIENTS addresses, a run's few hundred lookups
+        # leave each window a few dozen hits, as production's 60 a minute at most would.
+        LMS_INVITE_LOOKUP_RATE="100000000/min",
+        LMS_NUM_PROXIES="1",
         LMS_LOG_LEVEL="info",
         LMS_VAR_DIR=str(VAR),
         PYTHONDONTWRITEBYTECODE="1",
@@ -270,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=20, help="per read operation")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--explain-runs", type=int, default=5)
+    parser.add_argument(
+        "--cpu-requests", type=int, default=500, help="per operation, for the database's CPU"
+    )
     parser.add_argument("--only", default="")
     parser.add_argument("--servers", default="ours,textbook,bare")
     parser.add_argument(
@@ -309,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         done = subprocess.run(
             [sys.executable, __file__, "--child", "explain", "--server", server,
              "--manifest", str(manifest_path), "--explain-runs", str(args.explain_runs),
-             "--only", args.only],
+             "--cpu-requests", str(args.cpu_requests), "--only", args.only],
             cwd=ROOT, env=child_env(args.database_url, SERVERS[server][0],
                                     args.set if server == "ours" else []),
             capture_output=True, text=True, timeout=600,
@@ -329,8 +392,8 @@ def format_table(figures: dict) -> str:
     ours, textbook = figures.get("ours", {}), figures.get("textbook", {})
     lines = [
         "| operation | instructions ours | textbook | ours / textbook | queries ours / textbook "
-        "| db ms ours / textbook | statuses |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| db ms ours / textbook | db CPU µs ours / textbook | statuses |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for key in [*ours, *(key for key in figures.get("bare", {}) if key not in ours)]:
         if key in figures.get("bare", {}):
@@ -342,9 +405,14 @@ def format_table(figures: dict) -> str:
             f"| {key} | {ia / 1e6 if ia else 0:.2f} M | {ib / 1e6 if ib else 0:.2f} M | {ratio} "
             f"| {a.get('queries', '-')} / {b.get('queries', '-')} "
             f"| {a.get('db_ms', 0):.2f} / {b.get('db_ms', 0):.2f} "
+            f"| {_micro(a.get('db_cpu_us'))} / {_micro(b.get('db_cpu_us'))} "
             f"| {a.get('statuses')} / {b.get('statuses')} |"
         )
     return "\n".join(lines)
+
+
+def _micro(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 if __name__ == "__main__":

@@ -3,14 +3,17 @@
 
     python bench/shapes.py                                   # 2x4 against 2x1
     python bench/shapes.py --shapes 2x1,2x2,5x4 --only activities,search --rounds 4
+    python bench/shapes.py --shapes 2x1,2x1:LMS_DB_PREPARE=false     # a setting, on and off
 
 Each shape is ``gunicorn -c gunicorn.conf.py`` with the service's bench settings
 (bench/settings.py) and ``LMS_WORKERS``/``LMS_THREADS`` set, on a free loopback port; all
-run at once. For each round and operation, wrk (16 connections, ``--duration`` seconds)
-loads every shape in turn, the order reversed each round, so a noisy neighbour hits all
-alike. The table gives each shape's median requests a second and p99, and its ratio to the
-first shape taken per round (the same moment of the machine). The operations are
-bench/load.py's; so are the database and its seeding (``--skip-setup`` as there).
+run at once. A shape may name settings of its own after a colon (``2x1:NAME=VALUE:...``,
+environment variables of that server), to weigh a setting against its default. For each
+round and operation, wrk (16 connections, ``--duration`` seconds) loads every shape in turn,
+the order reversed each round, so a noisy neighbour hits all alike. The table gives each
+shape's median requests a second and p99, and its ratio to the first shape taken per round
+(the same moment of the machine). The operations are bench/load.py's; so are the database
+and its seeding (``--skip-setup`` as there).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 import statistics
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,17 +45,29 @@ from tests.processes import gunicorn_server  # noqa: E402
 # bench/load.py's operations, named without a seeded database (its floors run on the bare
 # settings, not ours).
 OPERATIONS = tuple(target.key for target in build_targets({}))
-SHAPE = re.compile(r"^([1-9][0-9]?)x([1-9][0-9]?)$")
+SHAPE = re.compile(r"^([1-9][0-9]?)x([1-9][0-9]?)((?::[A-Z][A-Z0-9_]*=[^:,]*)*)$")
 
 
-def parse_shapes(text: str) -> list[tuple[int, int]]:
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    workers: int
+    threads: int
+    settings: tuple[tuple[str, str], ...] = ()
+
+
+def parse_shapes(text: str) -> list[Shape]:
     shapes = []
     for item in text.split(","):
         match = SHAPE.match(item.strip())
         if not match:
-            raise argparse.ArgumentTypeError(f"{item!r} is not WORKERSxTHREADS (e.g. 2x4)")
-        shapes.append((int(match[1]), int(match[2])))
-    if len(shapes) < 2 or len(set(shapes)) != len(shapes):
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not WORKERSxTHREADS[:NAME=VALUE...] (e.g. 2x4, 2x1:LMS_X=1)"
+            )
+        settings = tuple(tuple(setting.split("=", 1)) for setting in match[3].split(":") if setting)
+        shapes.append(Shape(item.strip(), int(match[1]), int(match[2]), settings))
+    names = [shape.name for shape in shapes]
+    if len(shapes) < 2 or len(set(names)) != len(names):
         raise argparse.ArgumentTypeError("give two shapes or more, each once")
     return shapes
 
@@ -74,18 +90,21 @@ def main(argv: list[str] | None = None) -> int:
     env = server_env(database_url, "bench.settings", argparse.Namespace(log_level="info", set=[]))
     manifest = prepare(database_url, env, args.skip_setup)
     targets = [target for target in build_targets(manifest) if target.key in wanted]
-    names = [f"{workers}x{threads}" for workers, threads in args.shapes]
+    names = [shape.name for shape in args.shapes]
     var = ROOT / "var" / "bench"
     var.mkdir(parents=True, exist_ok=True)
     figures: dict[tuple[str, str], list[dict]] = {}
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory(dir=var) as plans_dir:
         servers = {
-            name: stack.enter_context(
+            shape.name: stack.enter_context(
                 gunicorn_server(
-                    env, log_path=var / f"shape-{name}.log", workers=workers, threads=threads
+                    {**env, **dict(shape.settings)},
+                    log_path=var / f"shape-{index}.log",
+                    workers=shape.workers,
+                    threads=shape.threads,
                 )
             )
-            for name, (workers, threads) in zip(names, args.shapes, strict=True)
+            for index, shape in enumerate(args.shapes)
         }
         plans, connections = {}, {}
         for target in targets:
