@@ -215,7 +215,7 @@ class Compiled:
 
     def _rows(self, plan: _Plan, values: dict[str, Any]) -> list[tuple]:
         connection = connections[plan.alias]
-        cursor = _preparing_cursor(connection) if self.prepare else None
+        cursor = preparing_cursor(connection) if self.prepare else None
         if cursor is None:
             cursor = connection.cursor()
         with cursor:
@@ -272,10 +272,12 @@ if ServerBindingCursor is not None:
             return result
 
 
-def _preparing_cursor(connection):
+def preparing_cursor(connection):
     """A cursor of ``connection`` (Django's wrapper: errors translated, queries counted and
     logged as any cursor's) that prepares its statements; None where nothing is prepared:
-    another database, or a connection with prepared statements off."""
+    another database, or a connection with prepared statements off. For a statement of
+    our own SQL on a hot path (``%s`` or ``%(name)s`` parameters, one statement), whose plan
+    does not depend on its values; use ``connection.cursor()`` where this gives None."""
     if connection.vendor != "postgresql" or ServerBindingCursor is None:
         return None
     connection.close_if_health_check_failed()

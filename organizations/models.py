@@ -211,7 +211,12 @@ class ThrottleWindow(models.Model):
     ``organizations.throttling``. Keyed by scope and client address, not by organization:
     it is not tenant data. ``hits`` are Unix times; ``expires`` is a time by which the last
     of them has left the window, after which the row may be purged (on PostgreSQL up to two
-    windows after the last hit, see ``organizations.throttling``)."""
+    windows after the last hit, see ``organizations.throttling``).
+
+    On PostgreSQL the table is unlogged (migration 0005): its writes skip the write-ahead
+    log, so a hit's commit does not wait for the disk. A database crash empties it, and a
+    standby does not have it: every address then starts a fresh window, at most one
+    window's worth of lookups more for each, and nothing else is lost."""
 
     key = models.CharField(max_length=64, primary_key=True)
     hits = models.JSONField(default=list)

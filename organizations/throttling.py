@@ -34,6 +34,7 @@ from django.db import connection, transaction
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
+from lms.compiled import preparing_cursor
 from organizations.models import ThrottleWindow
 
 _RATE = re.compile(r"^(\d+)/(\d*)(s|sec|second|m|min|minute|h|hour|d|day)s?$")
@@ -93,19 +94,17 @@ class DatabaseWindowStore:
 
     def _upsert(self, key: str, *, limit: int, window: int) -> float | None:
         """PostgreSQL: one ``INSERT ... ON CONFLICT DO UPDATE`` counts the hit, no
-        transaction of our own. The conflict locks the key's row (concurrent hits on one key
-        queue there, as behind ``FOR UPDATE``); its ``WHERE`` refuses the hit when the window
-        is full, and then nothing is returned. A row purged meanwhile is inserted again by
-        PostgreSQL itself."""
+        transaction of our own, prepared on the connection (``lms.compiled``). The conflict
+        locks the key's row (concurrent hits on one key queue there, as behind
+        ``FOR UPDATE``); its ``WHERE`` refuses the hit when the window is full, and then
+        nothing is returned. A row purged meanwhile is inserted again by PostgreSQL itself.
+        The table is unlogged (``ThrottleWindow``), so the hit's commit does not wait for the
+        disk."""
         now = self.clock()
         params = {"key": key, "now": now, "since": now - window, "limit": limit,
                   "renew_before": now + window, "expires": now + 2 * window}  # fmt: skip
-        with connection.cursor() as cursor:
-            if _may_commit_asynchronously():
-                cursor.execute(f"{_ASYNC_COMMIT_SQL}; {_UPSERT_SQL}", params)
-                cursor.nextset()  # the upsert's result, after the SET's
-            else:
-                cursor.execute(_UPSERT_SQL, params)
+        with preparing_cursor(connection) or connection.cursor() as cursor:
+            cursor.execute(_UPSERT_SQL, params)
             row = cursor.fetchone()
             if row is None:
                 # Refused: the hits as they are now, only to say how long to wait.
@@ -163,20 +162,6 @@ WHERE jsonb_array_length({_KEPT}) < %(limit)s
 RETURNING jsonb_array_length(hits)
 """
 _HITS_SQL = f"SELECT hits FROM {_TABLE} WHERE key = %s"
-# A hit is committed without waiting for the write-ahead log to reach the disk: that wait
-# (an fsync, about 2 ms on a plain disk) was most of an invite lookup's time. A database
-# crash can forget the hits of its last fraction of a second (at most three times
-# wal_writer_delay), never corrupt the table: a client may then get a few lookups more.
-_ASYNC_COMMIT_SQL = "SET LOCAL synchronous_commit = off"
-
-
-def _may_commit_asynchronously() -> bool:
-    """Whether the hit can be its own transaction, committed asynchronously: not inside
-    the caller's transaction (whose other writes must stay durable), and with client-side
-    binding (Django's default), which sends the SET and the upsert as one simple query that
-    PostgreSQL runs as one transaction."""
-    options = connection.settings_dict.get("OPTIONS", {})
-    return not connection.in_atomic_block and not options.get("server_side_binding")
 
 
 def _json_list(value) -> list:

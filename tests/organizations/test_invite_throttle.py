@@ -284,19 +284,37 @@ def test_database_store_lets_exactly_the_limit_through_concurrent_requests():
 
 
 @pytest.mark.postgres
+def test_the_windows_table_skips_the_write_ahead_log():
+    """Unlogged: a hit's commit does not wait for the disk (ThrottleWindow says what a
+    crash then forgets)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relpersistence FROM pg_class WHERE oid = %s::regclass",
+            [ThrottleWindow._meta.db_table],
+        )
+        assert cursor.fetchone() == ("u",)
+
+
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_hit_of_its_own_commits_asynchronously_and_the_setting_does_not_stay():
-    """Outside a transaction the hit is one transaction of its own, committed without
-    waiting for the disk; the connection's next transaction commits durably again."""
+def test_a_hit_is_one_prepared_statement_of_its_own():
+    """Outside a transaction each hit is one statement, its own transaction, prepared on
+    the connection and run from it every time after; the connection's durability stays."""
     store = DatabaseWindowStore()
     with CaptureQueriesContext(connection) as queries:
-        assert store.hit("async", limit=2, window=60) is None
-        assert store.hit("async", limit=2, window=60) is None
-        assert store.hit("async", limit=2, window=60) is not None  # counted all the same
+        assert store.hit("prepared", limit=2, window=60) is None
+        assert store.hit("prepared", limit=2, window=60) is None
+        assert store.hit("prepared", limit=2, window=60) is not None  # counted all the same
     upserts = [query["sql"] for query in queries.captured_queries if "INSERT" in query["sql"]]
     assert len(upserts) == 3
-    assert all(sql.startswith("SET LOCAL synchronous_commit = off;") for sql in upserts)
+    assert all(sql.startswith("\nINSERT INTO") and ";" not in sql for sql in upserts)
     with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans + custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE %s",
+            ["%INSERT INTO organizations_throttlewindow%"],
+        )
+        assert cursor.fetchall() == [(3,)]
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone() == ("on",)
 
@@ -312,6 +330,7 @@ def test_inside_a_transaction_the_hit_leaves_its_durability_alone():
             assert cursor.fetchone() == ("on",)
     upserts = [query["sql"] for query in queries.captured_queries if "INSERT" in query["sql"]]
     assert len(upserts) == 1 and "synchronous_commit" not in upserts[0]
+    assert ThrottleWindow.objects.get(key="durable").hits
 
 
 # --- the Redis store, when a Redis server is reachable ----------------------------------------
