@@ -6,7 +6,8 @@ statement on every call (about a million instructions each for a small row), and
 field's ``pre_save``. On the hot write paths (a download's link and unlink, a progress
 report) the statement is always the same, so it is written here from the model's own
 fields: table and column names quoted by the connection, and every value converted by its
-field's ``get_db_prep_save``, so the statements run on PostgreSQL and SQLite alike.
+field's ``get_db_prep_save``, so the statements run on PostgreSQL and SQLite alike. On
+PostgreSQL each is prepared on its connection, so the database plans it once.
 
 Like every query of tenant rows, ``update`` and ``delete`` name the organization as well as
 the primary key. ``insert`` takes every column, so the caller gives what the model's defaults
@@ -21,6 +22,8 @@ from typing import Any
 from django.db import connections, router
 from django.db.models import Model
 
+from lms.compiled import preparing_cursor
+
 
 def _target(model: type[Model]):
     connection = connections[router.db_for_write(model)]
@@ -28,7 +31,9 @@ def _target(model: type[Model]):
 
 
 def _run(connection, sql: str, params: list) -> int:
-    with connection.cursor() as cursor:
+    # Prepared on PostgreSQL (``lms.compiled.preparing_cursor``): a write of one row by its
+    # keys, or of given values, plans the same whatever the values.
+    with preparing_cursor(connection) or connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from learn.models import Activity, Course
 from lms import statements
@@ -66,3 +68,24 @@ def test_delete_removes_the_one_row(org):
     kept, gone = CourseFactory(org=org), CourseFactory(org=org)
     assert statements.delete(Course, org_id=org.id, pk=gone.id) == 1
     assert list(Course.objects.for_org(org).values_list("id", flat=True)) == [kept.id]
+
+
+@pytest.mark.postgres
+def test_a_statement_is_prepared_once_per_connection_and_logged_with_its_values(org):
+    """On PostgreSQL each statement is prepared on the connection and run from it after;
+    the query log shows it as the client-bound statement would be, values written in."""
+    course = CourseFactory(org=org)
+    with CaptureQueriesContext(connection) as queries:
+        for title in ("one", "two", "three"):
+            assert statements.update(Course, org_id=org.id, pk=course.id, title=title) == 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE %s",
+            ["UPDATE%"],
+        )
+        ((statement, runs),) = cursor.fetchall()
+    assert runs == 3 and "$1" in statement and course.id.hex not in statement
+    assert len(queries) == 3 and "'three'" in queries[2]["sql"]
+    course.refresh_from_db()
+    assert course.title == "three"
