@@ -31,7 +31,8 @@ new values into the SQL it kept::
   ones (``plan_cache_mode``). Planning was most of a small read's database time (the course's
   activities: about 0.55 of 0.85 ms a statement, docs/performance.md). Only for reads whose
   plan does not depend on the values, lookups by id: a generic plan cannot know how
-  selective a search term is. Off where the connection has prepared statements off
+  selective a search term is (the bundle list prepares only for organizations known to be
+  small, ``bundles.selectors``). Off where the connection has prepared statements off
   (``LMS_DB_PREPARE=false``, for a pooler in transaction mode) and on SQLite.
 
 It is for reads on the hot paths; anything else reads through the ORM as usual.
@@ -215,10 +216,7 @@ class Compiled:
 
     def _rows(self, plan: _Plan, values: dict[str, Any]) -> list[tuple]:
         connection = connections[plan.alias]
-        cursor = preparing_cursor(connection) if self.prepare else None
-        if cursor is None:
-            cursor = connection.cursor()
-        with cursor:
+        with preparing_cursor(connection) if self.prepare else connection.cursor() as cursor:
             cursor.execute(plan.sql, plan.params(values, connection.ops))
             rows = cursor.fetchall()
         if not plan.converters:
@@ -274,16 +272,16 @@ if ServerBindingCursor is not None:
 
 def preparing_cursor(connection):
     """A cursor of ``connection`` (Django's wrapper: errors translated, queries counted and
-    logged as any cursor's) that prepares its statements; None where nothing is prepared:
-    another database, or a connection with prepared statements off. For a statement of
-    our own SQL on a hot path (``%s`` or ``%(name)s`` parameters, one statement), whose plan
-    does not depend on its values; use ``connection.cursor()`` where this gives None."""
+    logged as any cursor's) that prepares its statements; ``connection.cursor()`` where
+    nothing is prepared: another database, or a connection with prepared statements off.
+    For a statement of our own SQL on a hot path (``%s`` or ``%(name)s`` parameters, one
+    statement), whose plan does not depend on its values."""
     if connection.vendor != "postgresql" or ServerBindingCursor is None:
-        return None
+        return connection.cursor()
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     if connection.connection.prepare_threshold is None:
-        return None
+        return connection.cursor()
     connection.validate_thread_sharing()
     with connection.wrap_database_errors:
         cursor = _PreparingCursor(connection.connection)

@@ -120,8 +120,9 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
         _db["CONN_MAX_AGE"] = int(os.environ.get("LMS_CONN_MAX_AGE", "60"))
         _db["CONN_HEALTH_CHECKS"] = env_bool("LMS_CONN_HEALTH_CHECKS", False)
         _db["OPTIONS"] = {"connect_timeout": 2}
-    # The hot reads (lms.compiled, ``prepare=True``) are prepared statements on each
-    # connection; Django's own statements are not (its cursors bind on the client).
+    # The hot reads and writes (``lms.compiled``'s ``prepare=True`` and
+    # ``preparing_cursor``) are prepared statements on each connection; Django's own
+    # statements are not (its cursors bind on the client).
     # LMS_DB_PREPARE=false turns them off, for a pooler in transaction mode (PgBouncer
     # before 1.21) that cannot keep a statement with its connection.
     if env_bool("LMS_DB_PREPARE", True):

@@ -33,7 +33,7 @@ def _target(model: type[Model]):
 def _run(connection, sql: str, params: list) -> int:
     # Prepared on PostgreSQL (``lms.compiled.preparing_cursor``): a write of one row by its
     # keys, or of given values, plans the same whatever the values.
-    with preparing_cursor(connection) or connection.cursor() as cursor:
+    with preparing_cursor(connection) as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 

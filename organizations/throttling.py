@@ -103,7 +103,7 @@ class DatabaseWindowStore:
         now = self.clock()
         params = {"key": key, "now": now, "since": now - window, "limit": limit,
                   "renew_before": now + window, "expires": now + 2 * window}  # fmt: skip
-        with preparing_cursor(connection) or connection.cursor() as cursor:
+        with preparing_cursor(connection) as cursor:
             cursor.execute(_UPSERT_SQL, params)
             row = cursor.fetchone()
             if row is None:
