@@ -125,6 +125,18 @@ def _query_string(query: dict[str, Any] | None) -> str:
     return urlencode(query, doseq=True)
 
 
+def prepared_statements(like: str = "%") -> list[tuple[str, int]]:
+    """This connection's prepared statements whose text is ``LIKE like`` (PostgreSQL): each
+    one's text and how often it ran."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE %s",
+            [like],
+        )
+        return cursor.fetchall()
+
+
 def assert_error(response, status: int, code: str) -> dict:
     """The contract's error body: exactly {error, message, requestId[, details]}."""
     assert response.status_code == status, (response.status_code, response.content[:500])

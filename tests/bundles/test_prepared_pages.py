@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.db import connection
 
 from bundles.filters import parse_sort
 from bundles.selectors import SMALL_ORGANIZATION, KnownSizes, first_page, known_sizes, listed
 from tests.bundles.factories import add_bundles
+from tests.helpers import prepared_statements
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +24,10 @@ def unknown_sizes():
     known_sizes.clear()
 
 
-def page_reads() -> dict[str, int]:
+def page_reads() -> list[tuple[str, int]]:
     """This connection's prepared page-1 reads (those that answer the tally): their text
     and how often each ran."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements"
-            " WHERE statement LIKE %s",
-            ['%AS "tally"%'],
-        )
-        return dict(cursor.fetchall())
+    return prepared_statements('%AS "tally"%')
 
 
 def expected(org_id, sort: str, search: str, size: int) -> tuple[list, int]:
@@ -67,20 +61,16 @@ def test_a_small_organizations_page_one_is_prepared_from_its_second_read(org):
     add_bundles(org, NAMES)
     sort = tuple(parse_sort("-createdAt"))
     first_page(org.id, sort, "", 2)
-    assert page_reads() == {}
+    assert page_reads() == []
     for _ in range(3):
         assert first_page(org.id, sort, "", 2) == expected(org.id, "-createdAt", "", 2)
-    ((statement, runs),) = page_reads().items()
+    ((statement, runs),) = page_reads()
     assert runs == 3 and "$1" in statement and org.id.hex not in statement
     # A search with a full page also prepares its count.
     for _ in range(2):
         assert first_page(org.id, sort, "python", 2) == expected(org.id, "-createdAt", "python", 2)
     assert len(page_reads()) == 2
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT COUNT(*)%'"
-        )
-        assert cursor.fetchone()[0] == 1
+    assert len(prepared_statements("SELECT COUNT(*)%")) == 1
 
 
 @pytest.mark.postgres
@@ -93,7 +83,7 @@ def test_a_large_organization_is_always_planned_for_its_own_values(org):
             org.id, "name", "bundle 00", 20
         )
     assert not known_sizes.small(org.id)
-    assert page_reads() == {}
+    assert page_reads() == []
 
 
 @pytest.mark.postgres
@@ -104,15 +94,15 @@ def test_an_organization_that_grows_past_the_limit_is_prepared_no_more(org):
     sort = tuple(parse_sort("-createdAt"))
     first_page(org.id, sort, "", 20)
     first_page(org.id, sort, "", 20)
-    assert list(page_reads().values()) == [1]
+    assert [runs for _, runs in page_reads()] == [1]
     add_bundles(org, [f"More {i}" for i in range(SMALL_ORGANIZATION)])
     grown = expected(org.id, "-createdAt", "", 20)
     assert grown[1] == SMALL_ORGANIZATION + len(NAMES)
     assert first_page(org.id, sort, "", 20) == grown
-    assert list(page_reads().values()) == [2]
+    assert [runs for _, runs in page_reads()] == [2]
     assert not known_sizes.small(org.id)
     assert first_page(org.id, sort, "", 20) == grown
-    assert list(page_reads().values()) == [2]
+    assert [runs for _, runs in page_reads()] == [2]
 
 
 def test_known_sizes_keeps_a_bounded_number_of_organizations():

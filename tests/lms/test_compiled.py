@@ -22,6 +22,7 @@ from lms.compiled import Compiled, NotCompilable
 from lms.errors import NotFound
 from lms.tenancy import UnscopedQuery
 from tests.bundles.factories import add_bundles
+from tests.helpers import prepared_statements
 from tests.learn.factories import ActivityFactory
 
 pytestmark = pytest.mark.django_db
@@ -144,13 +145,6 @@ def _by_id(org_id, id):
     return Bundle.objects.for_org(org_id).filter(id=id).values_list(*COLUMNS)
 
 
-def _prepared_statements() -> dict[str, int]:
-    """This connection's prepared statements: their text and how often each ran."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
-        return dict(cursor.fetchall())
-
-
 def test_a_prepared_read_answers_as_the_orm_on_either_database(bundles, org, other_org):
     read = Compiled(_by_id, prepare=True)
     for bundle in Bundle.objects.for_org(org):
@@ -166,11 +160,11 @@ def test_a_prepared_read_is_one_prepared_statement_per_connection(bundles, org):
     counts grow with the calls); a read without ``prepare`` leaves nothing prepared."""
     bundle = Bundle.objects.for_org(org).get(name="b")
     Compiled(_by_id).rows(org_id=org.id, id=bundle.id)
-    assert _prepared_statements() == {}
+    assert prepared_statements() == []
     read = Compiled(_by_id, prepare=True)
     for _ in range(7):
         assert read.rows(org_id=org.id, id=bundle.id) == list(_by_id(org.id, bundle.id))
-    ((statement, runs),) = _prepared_statements().items()
+    ((statement, runs),) = prepared_statements()
     assert runs == 7
     assert statement.startswith("SELECT") and '"bundles_bundle"' in statement
     assert "$1" in statement and str(bundle.id) not in statement  # bound on the server
@@ -205,7 +199,7 @@ def test_nothing_is_prepared_where_the_connection_turns_prepared_statements_off(
     finally:
         raw.prepare_threshold = threshold
     assert rows == list(_by_id(org.id, bundle.id))
-    assert _prepared_statements() == {}
+    assert prepared_statements() == []
 
 
 @pytest.mark.parametrize("pool", ["false", "true"])

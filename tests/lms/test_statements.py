@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from learn.models import Activity, Course
 from lms import statements
 from lms.ids import uuid7
+from tests.helpers import prepared_statements
 from tests.learn.factories import ActivityFactory, CourseFactory
 
 pytestmark = pytest.mark.django_db
@@ -78,13 +79,7 @@ def test_a_statement_is_prepared_once_per_connection_and_logged_with_its_values(
     with CaptureQueriesContext(connection) as queries:
         for title in ("one", "two", "three"):
             assert statements.update(Course, org_id=org.id, pk=course.id, title=title) == 1
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements"
-            " WHERE statement LIKE %s",
-            ["UPDATE%"],
-        )
-        ((statement, runs),) = cursor.fetchall()
+    ((statement, runs),) = prepared_statements("UPDATE%")
     assert runs == 3 and "$1" in statement and course.id.hex not in statement
     assert len(queries) == 3 and "'three'" in queries[2]["sql"]
     course.refresh_from_db()
