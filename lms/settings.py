@@ -46,12 +46,15 @@ INSTALLED_APPS = [
     "bundles",
     "automations",
     "axes",
+    "corsheaders",
     "django_tasks",
     "django_tasks_db",
 ]
 
 MIDDLEWARE = [
     "lms.middleware.RequestIdMiddleware",
+    # Before anything that authenticates or refuses: a preflight needs no token (lms/cors.py).
+    "lms.cors.CorsMiddleware",
     "lms.middleware.JsonErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -242,6 +245,16 @@ REST_FRAMEWORK = {
     else None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+
+# --- Browsers: CORS for pages on LMS_CORS_ORIGINS (comma-separated, default none) --------
+# API paths only (never the admin); no cookies (the bearer token is the credential). A
+# preflight from a listed origin is answered without a token (lms/cors.py).
+CORS_ALLOWED_ORIGINS = env_list("LMS_CORS_ORIGINS")
+CORS_URLS_REGEX = r"^/api/"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = ["accept", "authorization", "content-type", "idempotency-key", "x-request-id"]
+CORS_ALLOW_METHODS = ["DELETE", "GET", "OPTIONS", "PATCH", "POST"]
+CORS_EXPOSE_HEADERS = ["Idempotent-Replayed", "X-Request-ID", "Retry-After"]
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Learning Management Service API",
