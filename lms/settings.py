@@ -205,6 +205,9 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = VAR_DIR / "media"
+# What the last `manage.py seed_demo` issued (ids, tokens, passwords), mode 0600; read again
+# without issuing anything by `manage.py demo_manifest` (`make serve`).
+LMS_DEMO_MANIFEST = VAR_DIR / "demo.json"
 
 # --- Request limits ---------------------------------------------------------------------
 MAX_REQUEST_BODY_BYTES = 1024 * 1024
