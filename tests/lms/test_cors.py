@@ -96,6 +96,15 @@ def test_an_answer_to_a_listed_origin_carries_the_origin_and_exposes_our_headers
     assert "origin" in listed(response["Vary"])
 
 
+def test_an_answer_without_origin_says_it_varies_by_origin(api, learner):
+    """A cache must not hand a same-origin answer (no CORS header) to a page on a listed
+    origin: every API answer varies by Origin while origins are listed."""
+    response = api.get("/api/bundles", token=learner.token)
+    assert response.status_code == 200
+    assert "origin" in listed(response["Vary"])
+    assert "Access-Control-Allow-Origin" not in response
+
+
 def test_an_error_to_a_listed_origin_is_readable_too(api):
     """The page can read why a call failed: 401 (no token), 405 and 404 carry the origin."""
     for method, url, status in [
