@@ -262,7 +262,10 @@ CORS_EXPOSE_HEADERS = ["Idempotent-Replayed", "X-Request-ID", "Retry-After"]
 SPECTACULAR_SETTINGS = {
     "TITLE": "Learning Management Service API",
     "DESCRIPTION": "Downloads and their assets, learner progress and course activities, "
-    "bundles, organization invites and automations. See docs/api.md.",
+    "bundles, organization invites and automations. Authentication, errors, limits, the "
+    "completion rules and every decision beyond this schema: the "
+    "[API guide](/api/docs/guide).",
+    "EXTERNAL_DOCS": {"description": "The API guide", "url": "/api/docs/guide"},
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",

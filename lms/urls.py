@@ -49,6 +49,7 @@ urlpatterns = [
     *routes("api/automations", "automations.urls"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/guide", views.api_guide, name="api-guide"),
     path("admin/", admin.site.urls),
 ]
 
