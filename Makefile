@@ -57,7 +57,8 @@ serve: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop; the demo tokens and passwords printed last still work)"
+	@$(BIN)/python manage.py demo_manifest || true
+	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop; the demo tokens and passwords above still work)"
 	@$(SERVE)
 
 lint: $(VENV)/.installed-dev

@@ -67,16 +67,24 @@ class ActionType:
     description: str
     fields: tuple[InputField, ...] = field(default_factory=tuple)
 
+    @property
+    def schema_name(self) -> str:
+        """The name of its schema in the API's OpenAPI schema: ``webhook`` is
+        ``WebhookAction``."""
+        return "".join(part.capitalize() for part in self.name.split("_")) + "Action"
+
     def json_schema(self) -> dict:
-        """``{"type": <name>, "input": {...}}`` as JSON Schema (the API's OpenAPI schema)."""
+        """``{"type": <name>, "input": {...}}`` as JSON Schema (the API's OpenAPI schema):
+        ``type`` holds the one value that tells this action type from the others (the
+        discriminator of the action list, automations/schema.py)."""
         return {
             "type": "object",
-            "title": self.name,
+            "title": self.schema_name,
+            "description": self.description,
             "required": ["type", "input"],
             "additionalProperties": False,
             "properties": {
-                # A pattern, not a one-value enum: each enum would become a schema component.
-                "type": {"type": "string", "pattern": f"^{self.name}$"},
+                "type": {"type": "string", "enum": [self.name]},
                 "input": {
                     "type": "object",
                     "additionalProperties": False,

@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from automations.registry import ACTION_TYPES, MAX_ACTIONS, TRIGGERS
+from automations.registry import ACTION_TYPES, TRIGGERS
 from lms.fields import JsonBooleanField, StrictCharField
 
 
@@ -17,7 +17,7 @@ class ActionTypeField(serializers.CharField):
 
 
 class ActionSerializer(serializers.Serializer):
-    type = ActionTypeField(help_text="An action type of the registry.")
+    type = ActionTypeField(help_text="The action's type: what it does with its input.")
     input = serializers.DictField(help_text="The action's input, valid against its type.")
 
 
@@ -26,7 +26,7 @@ class AutomationSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
     description = serializers.CharField()
-    trigger = TriggerField(help_text="A trigger of the registry.")
+    trigger = TriggerField(help_text="The event that runs the automation.")
     actions = ActionSerializer(many=True, help_text="In the order they run.")
     enabled = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
@@ -58,16 +58,9 @@ class TriggerInputField(serializers.JSONField):
     pass
 
 
-@extend_schema_field(
-    {
-        "type": "array",
-        "minItems": 1,
-        "maxItems": MAX_ACTIONS,
-        "items": {"oneOf": [action.json_schema() for action in ACTION_TYPES.values()]},
-    }
-)
 class ActionsInputField(serializers.JSONField):
-    pass
+    """Any JSON value, checked by the registry; its schema (a list of actions, one schema per
+    action type told apart by ``type``) is automations/schema.py's."""
 
 
 class CreatedAutomationSerializer(AutomationSerializer):
@@ -78,15 +71,23 @@ class CreatedAutomationSerializer(AutomationSerializer):
 
 
 class AutomationWriteSerializer(serializers.Serializer):
-    """The body of a create (or, every field optional, of a partial update). The trigger and
-    actions are checked by the view, against the registry and the organization, once."""
+    """An automation to create (or, every field optional, the fields of one to change): the
+    event that runs it and its actions, in the order they run. Every problem of the trigger
+    and the actions is answered at once, each under its path in `details`
+    (`actions.0.input.url`)."""
+
+    # The trigger and actions are checked by the view, against the registry and the
+    # organization, once.
 
     name = StrictCharField(max_length=200)
     description = StrictCharField(max_length=10000, required=False, allow_blank=True)
     # Any JSON value reaches the registry, which names the problem by path.
-    trigger = TriggerInputField(help_text="A trigger of the registry.")
+    trigger = TriggerInputField(
+        help_text="The event that runs the automation: "
+        + "; ".join(f"`{t.name}`: {t.description.rstrip('.')}" for t in TRIGGERS.values())
+    )
     actions = ActionsInputField(
-        help_text="In the order they run, each input valid against its type."
+        help_text="In the order they run; each action's `type` says which input it takes."
     )
     enabled = JsonBooleanField(required=False, help_text="Defaults to true.")
 

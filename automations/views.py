@@ -1,4 +1,4 @@
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,6 +36,49 @@ class _AdminListView(OrgScopedViewMixin, generics.ListAPIView):
         return self.rows().order_by("-created_at", "-id")
 
 
+# Bodies as a client writes them, for the schema (and the Swagger UI's "Try it out").
+A_WEBHOOK = OpenApiExample(
+    "Webhook",
+    summary="Tell another system about each enrolment",
+    value={
+        "name": "Enrolments to the CRM",
+        "description": "Posts every new enrolment to the CRM.",
+        "trigger": "enrollment.created",
+        "actions": [
+            {
+                "type": "webhook",
+                "input": {
+                    "url": "https://crm.example.com/hooks/lms-enrolments",
+                    "headers": {"X-Source": "lms"},
+                },
+            }
+        ],
+        "enabled": True,
+    },
+    request_only=True,
+)
+AN_EMAIL = OpenApiExample(
+    "Email",
+    summary="Congratulate a learner who completes a course",
+    value={
+        "name": "Course completed: congratulations",
+        "trigger": "course.completed",
+        "actions": [
+            {
+                "type": "send_email",
+                "input": {
+                    "to": "learner",
+                    "subject": "Well done!",
+                    "body": "You completed the course. Your certificate is on its way.",
+                },
+            }
+        ],
+    },
+    request_only=True,
+)
+GUIDE = "See Automations in the [API guide](/api/docs/guide)."
+
+
 class AutomationListView(_AdminListView):
     """GET and POST /api/automations (contract 7.1): owner, admin."""
 
@@ -46,6 +89,8 @@ class AutomationListView(_AdminListView):
     @extend_schema(
         operation_id="list_automations",
         summary="List automations (owner, admin), newest first",
+        description="The organization's automations, newest first, a page at a time. "
+        "Roles: owner, admin.",
         responses=AutomationSerializer(many=True),
     )
     def get(self, request, *args, **kwargs):
@@ -54,7 +99,11 @@ class AutomationListView(_AdminListView):
     @extend_schema(
         operation_id="create_automation",
         summary="Create an automation (owner, admin); its signing secret is shown this once",
+        description="Creates an automation of the caller's organization from its trigger and "
+        "its actions. The answer carries `signingSecret`, which signs its webhooks and is "
+        f"shown only in this answer. Roles: owner, admin. {GUIDE}",
         request=AutomationWriteSerializer,
+        examples=[A_WEBHOOK, AN_EMAIL],
         responses={201: CreatedAutomationSerializer},
     )
     def post(self, request):
@@ -89,6 +138,7 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
     @extend_schema(
         operation_id="read_automation",
         summary="Read an automation (owner, admin)",
+        description="Roles: owner, admin. An automation of another organization is not found.",
         responses={200: AutomationSerializer},
     )
     def get(self, request, id):  # the interface names the path parameter "id"
@@ -99,7 +149,23 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
     @extend_schema(
         operation_id="update_automation",
         summary="Change an automation (owner, admin): the fields sent",
+        description="Changes only the fields sent; `actions`, when sent, replaces the whole "
+        f"list. Roles: owner, admin. {GUIDE}",
         request=AutomationWriteSerializer(partial=True),
+        examples=[
+            OpenApiExample(
+                "Webhook",
+                summary="Point the webhook at another address",
+                value={"actions": A_WEBHOOK.value["actions"]},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Email",
+                summary="Change the e-mail and turn the automation on",
+                value={"actions": AN_EMAIL.value["actions"], "enabled": True},
+                request_only=True,
+            ),
+        ],
         responses={200: AutomationSerializer},
     )
     def patch(self, request, id):
@@ -115,6 +181,7 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
     @extend_schema(
         operation_id="delete_automation",
         summary="Delete an automation and its runs (owner, admin)",
+        description="Roles: owner, admin.",
         responses={204: None},
     )
     def delete(self, request, id):
@@ -135,6 +202,9 @@ class AutomationRunListView(_AdminListView):
     @extend_schema(
         operation_id="list_automation_runs",
         summary="An automation's runs (owner, admin), newest first",
+        description="What each event did: the run's status and each action's attempts, "
+        f"error and (for a webhook) answer, newest first, a page at a time. Roles: owner, "
+        f"admin. {GUIDE}",
         responses=AutomationRunSerializer(many=True),
     )
     def get(self, request, id):

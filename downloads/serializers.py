@@ -23,7 +23,9 @@ class LinkAssetInputSerializer(serializers.Serializer):
 
 
 class DownloadAssetSerializer(OrgScopedSerializer):
-    """A link, without touching its download or asset rows (the ids are on the link)."""
+    """An asset of the media library linked to a download, at position `seq`."""
+
+    # Built without touching the download or asset rows: the ids are on the link.
 
     downloadId = serializers.UUIDField(source="download_id", read_only=True)
     assetId = serializers.UUIDField(source="asset_id", read_only=True)

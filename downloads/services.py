@@ -1,4 +1,5 @@
-"""Every write of a download's links, for the API and the admin alike.
+"""Every write of a download's links, for the API and the admin alike, and the read of
+them (8.4) that shares the writes' list of links.
 
 Each service locks the download row first (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite
 serializes writers with ``BEGIN IMMEDIATE``), so concurrent changes to one download run one
@@ -255,6 +256,20 @@ def clean_display_name(value: object) -> str:
     return value.strip()  # type: ignore[union-attr]
 
 
+def download_links(*, org: Any, download_id: uuid.UUID | str | None) -> list[Link]:
+    """The download's links ordered by ``seq``, as link and unlink answer them, read with
+    their list of links (``_current_links``) and without a lock. Raises NotFound when the
+    download is not in ``org`` (a malformed id included). One query when the download has
+    links (they are in its organization, so it exists there); a second, for the download
+    itself, only when it has none."""
+    org_id = getattr(org, "pk", org)
+    wanted = parse_id(download_id)
+    links = [] if wanted is None else _current_links(org, Download(id=wanted, org_id=org_id))
+    if not links:
+        _DOWNLOAD.one_or_404(Download, org_id=org_id, id=download_id)
+    return links
+
+
 def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
     """The download's links ordered by ``seq``, with the download locked until the caller's
     transaction ends (which must be open), so that several services apply as one change."""
@@ -262,11 +277,16 @@ def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
     return _current_links(org, download)
 
 
-# The API's reads of link and unlink, their SQL compiled once per process (lms.compiled).
+# The API's reads of link, unlink and the list of links, their SQL compiled once per process
+# (lms.compiled).
 _DOWNLOAD_LOCK = Compiled(
     lambda org_id, id: (
         Download.objects.for_org(org_id).select_for_update().filter(id=id).values_list("id")
     ),
+    prepare=True,
+)
+_DOWNLOAD = Compiled(
+    lambda org_id, id: Download.objects.for_org(org_id).filter(id=id).values_list("id"),
     prepare=True,
 )
 _LINKS = Compiled(

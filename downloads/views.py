@@ -1,4 +1,5 @@
-"""4.1 link an asset to a download, 4.2 unlink it. Thin: parse, call the service, answer."""
+"""4.1 link an asset to a download, 4.2 unlink it, 8.4 read its links. Thin: parse, call the
+service, answer."""
 
 from uuid import UUID
 
@@ -11,7 +12,7 @@ from downloads.models import Download
 from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer, link_row
 from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin
-from organizations.permissions import IsStaffRole
+from organizations.permissions import IsMember, IsStaffRole
 
 LINKS = DownloadAssetSerializer(many=True)
 DOWNLOAD_ID = OpenApiParameter(
@@ -25,7 +26,36 @@ ASSET_ID = OpenApiParameter(
 class DownloadAssetsView(OrgScopedViewMixin, APIView):
     model = Download
     permission_classes = [IsStaffRole]
-    error_statuses = ("409",)
+
+    def get_permissions(self):
+        # Any member reads the links; staff roles change them.
+        if self.request.method in ("GET", "HEAD"):
+            return [IsMember()]
+        return super().get_permissions()
+
+    @property
+    def error_statuses(self) -> tuple[str, ...]:
+        method = getattr(getattr(self, "request", None), "method", "POST")
+        return () if method in ("GET", "HEAD") else ("409",)
+
+    @property
+    def omit_error_statuses(self) -> tuple[str, ...]:
+        # A read takes no body and no query parameter: nothing to validate.
+        method = getattr(getattr(self, "request", None), "method", "POST")
+        return ("400",) if method in ("GET", "HEAD") else ()
+
+    @extend_schema(
+        operation_id="list_download_assets",
+        summary="A download's links",
+        description="The download's links, ordered by seq: the list linking and unlinking "
+        "answer. Roles: any member.",
+        parameters=[DOWNLOAD_ID],
+        responses={200: OpenApiResponse(LINKS, description="All links, ordered by seq.")},
+        tags=["downloads"],
+    )
+    def get(self, request, downloadId: UUID):  # the URL carries the wire name
+        links = services.download_links(org=self.org, download_id=downloadId)
+        return rendered(request, [link_row(link) for link in links])
 
     @extend_schema(
         operation_id="link_download_asset",

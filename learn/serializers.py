@@ -90,7 +90,7 @@ class ProgressInputSerializer(serializers.Serializer):
         max_length=MAX_REPORTS,
         allow_empty=True,
         help_text="At most 100 report objects; may be empty (opening the activity). Known "
-        "types: time, media, page, score, complete (see docs/api.md); others are stored and "
+        "types: time, media, page, score, complete (see the API guide); others are stored and "
         "ignored.",
     )
 
@@ -172,4 +172,6 @@ class CourseProgressSerializer(serializers.Serializer):
     completedAt = serializers.DateTimeField(
         source="completed_at", allow_null=True, help_text="When the course was completed."
     )
-    activities = ActivityProgressSerializer(many=True, help_text="In the order 4.4 lists them.")
+    activities = ActivityProgressSerializer(
+        many=True, help_text="In the order the course's activities are listed."
+    )

@@ -31,7 +31,8 @@ class ProgressView(APIView):
     """Report what the learner did on an activity of a course they are enrolled in; the
     server alone decides the status from the activity's completion rule and every report so
     far. Every report is stored as received, unknown types included; an invalid report of a
-    known type rejects the whole request and nothing is stored. See docs/api.md."""
+    known type rejects the whole request and nothing is stored. Report types and completion
+    rules: the [API guide](/api/docs/guide)."""
 
     @extend_schema(
         operation_id="report_progress",
@@ -107,7 +108,7 @@ class ProgressView(APIView):
 
 class CourseActivitiesView(OrgScopedViewMixin, APIView):
     """The published activities of published modules of a published course the caller is
-    enrolled in, ordered by the module's seq, then the activity's seq. ``settings`` is
+    enrolled in, ordered by the module's seq, then the activity's seq. `settings` is
     returned as stored."""
 
     @extend_schema(

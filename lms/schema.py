@@ -3,10 +3,25 @@
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
-# What DRF's CharField strips with ``str.strip()``: every character Python calls whitespace.
-_SPACE = "".join(
-    f"\\u{code:04x}" for code in range(0x10000) if chr(code).isspace()
-)  # all of them are in the Basic Multilingual Plane
+
+def _class_of(codes: list[int]) -> str:
+    """The inside of a regex character class of ``codes`` (ascending), runs of consecutive
+    code points written as ranges, so that the schema's patterns stay short to read."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(
+        f"\\u{first:04x}" if first == last else f"\\u{first:04x}-\\u{last:04x}"
+        for first, last in runs
+    )
+
+
+# What DRF's CharField strips with ``str.strip()``: every character Python calls whitespace
+# (all of them are in the Basic Multilingual Plane).
+_SPACE = _class_of([code for code in range(0x10000) if chr(code).isspace()])
 _TEXT = "[^\\u0000]"  # DRF refuses NUL in every CharField
 _SOLID = f"[^{_SPACE}\\u0000]"
 

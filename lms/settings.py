@@ -46,12 +46,15 @@ INSTALLED_APPS = [
     "bundles",
     "automations",
     "axes",
+    "corsheaders",
     "django_tasks",
     "django_tasks_db",
 ]
 
 MIDDLEWARE = [
     "lms.middleware.RequestIdMiddleware",
+    # Before anything that authenticates or refuses: a preflight needs no token (lms/cors.py).
+    "lms.cors.CorsMiddleware",
     "lms.middleware.JsonErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -202,6 +205,9 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = VAR_DIR / "media"
+# What the last `manage.py seed_demo` issued (ids, tokens, passwords), mode 0600; read again
+# without issuing anything by `manage.py demo_manifest` (`make serve`).
+LMS_DEMO_MANIFEST = VAR_DIR / "demo.json"
 
 # --- Request limits ---------------------------------------------------------------------
 MAX_REQUEST_BODY_BYTES = 1024 * 1024
@@ -243,10 +249,23 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
+# --- Browsers: CORS for pages on LMS_CORS_ORIGINS (comma-separated, default none) --------
+# API paths only (never the admin); no cookies (the bearer token is the credential). A
+# preflight from a listed origin is answered without a token (lms/cors.py).
+CORS_ALLOWED_ORIGINS = env_list("LMS_CORS_ORIGINS")
+CORS_URLS_REGEX = r"^/api/"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = ["accept", "authorization", "content-type", "idempotency-key", "x-request-id"]
+CORS_ALLOW_METHODS = ["DELETE", "GET", "OPTIONS", "PATCH", "POST"]
+CORS_EXPOSE_HEADERS = ["Idempotent-Replayed", "X-Request-ID", "Retry-After"]
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Learning Management Service API",
     "DESCRIPTION": "Downloads and their assets, learner progress and course activities, "
-    "bundles, organization invites and automations. See docs/api.md.",
+    "bundles, organization invites and automations. Authentication, errors, limits, the "
+    "completion rules and every decision beyond this schema: the "
+    "[API guide](/api/docs/guide).",
+    "EXTERNAL_DOCS": {"description": "The API guide", "url": "/api/docs/guide"},
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -2,6 +2,7 @@ from importlib import import_module
 
 from django.contrib import admin
 from django.urls import URLPattern, path, register_converter
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from lms import views
@@ -37,6 +38,8 @@ def routes(prefix: str, module: str) -> list[URLPattern]:
 
 
 urlpatterns = [
+    # The service's page for people who open its address: the API docs.
+    path("", RedirectView.as_view(url="/api/docs/", permanent=False), name="root"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
     *routes("api/downloads/", "downloads.urls"),
@@ -46,6 +49,7 @@ urlpatterns = [
     *routes("api/automations", "automations.urls"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/guide", views.api_guide, name="api-guide"),
     path("admin/", admin.site.urls),
 ]
 

@@ -1,9 +1,14 @@
-"""Health endpoints: plain Django views, no authentication, no database for /healthz."""
+"""Health endpoints and the API guide: plain Django views, no authentication, no database
+for /healthz and the guide."""
 
+from django.conf import settings
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 
 from lms import errors
+
+# The API guide for consumers (docs/api.md), which the schema's descriptions link to.
+API_GUIDE = settings.BASE_DIR / "docs" / "api.md"
 
 
 def healthz(request):
@@ -20,3 +25,12 @@ def readyz(request):
         errors.logger.error("readiness check failed", exc_info=exc)
         return errors.error_response(errors.ServiceUnavailable("The database is unreachable."))
     return JsonResponse({"status": "ok", "database": "ok"})
+
+
+def api_guide(request):
+    """The API guide as text (Markdown), where the schema and the Swagger UI link to it."""
+    try:
+        text = API_GUIDE.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return errors.error_response(errors.NotFound("The API guide is not installed here."))
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")

@@ -61,7 +61,7 @@ class InviteAcceptView(InviteTokenView):
         description="Public, throttled with the invite lookup. Finds the user by the invite's "
         "e-mail address (any case) or creates one with its names, gives them a membership "
         "with the invite's role (an existing membership keeps its role) and answers a new API "
-        "token of it. Exactly once: a second accept is 410. See docs/api.md.",
+        "token of it. Exactly once: a second accept is 410. See the [API guide](/api/docs/guide).",
         auth=[],
         parameters=[TOKEN_PARAMETER],
         request={"application/json": EMPTY_BODY_SCHEMA},

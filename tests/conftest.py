@@ -42,6 +42,17 @@ learner = org_fixture(make_member, role=Role.LEARNER)
 other_owner = org_fixture(make_member, "other_org", role=Role.OWNER)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _demo_manifest_of_the_tests(tmp_path_factory):
+    """seed_demo writes its manifest (docs/demo.md): the tests' runs write theirs to a
+    directory of their own, never over the developer's var/demo.json."""
+    from django.test import override_settings
+
+    path = tmp_path_factory.mktemp("demo") / "demo.json"
+    with override_settings(LMS_DEMO_MANIFEST=path):
+        yield path
+
+
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings):
     """Tests do not run collectstatic; the hashed manifest storage is covered by the deploy

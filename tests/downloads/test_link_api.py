@@ -245,8 +245,11 @@ def test_trailing_slash_is_an_unknown_route(api, owner, download, asset):
     assert_error(response, 404, "not_found")
 
 
-def test_get_is_method_not_allowed(api, owner, download):
-    assert_error(api.get(links_url(download.id), token=owner.token), 405, "method_not_allowed")
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
+def test_other_methods_are_not_allowed(api, owner, download, method):
+    """GET reads the links (8.4); the path takes no other method than GET and POST."""
+    response = api.request(method, links_url(download.id), {}, token=owner.token)
+    assert_error(response, 405, "method_not_allowed")
 
 
 def test_the_asset_is_not_changed_by_linking(api, owner, download, asset):

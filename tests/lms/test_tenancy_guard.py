@@ -77,6 +77,12 @@ CASES = {
             f"/api/downloads/{w['my_download'].id}/assets",
             {"assetId": str(w["asset"].id)},
         ),
+        (
+            "GET",
+            f"/api/downloads/{w['download'].id}/assets",
+            f"/api/downloads/{MISSING}/assets",
+            None,
+        ),
     ],
     "api/downloads/<id:downloadId>/assets/<id:assetId>": lambda w: [
         (

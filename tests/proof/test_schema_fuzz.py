@@ -49,7 +49,7 @@ CONFIG_PATH = Path(__file__).resolve().parents[2] / "schemathesis.toml"
 PROBE_URLCONF = "tests.proof.fuzz_probe_urls"
 MAX_EXAMPLES = int(os.environ.get("LMS_FUZZ_EXAMPLES", "50"))
 # Routes that serve the documentation rather than the API.
-NOT_OPERATIONS = {"/api/schema/", "/api/docs/"}
+NOT_OPERATIONS = {"/api/schema/", "/api/docs/", "/api/docs/guide"}
 
 FUZZ = settings(
     max_examples=MAX_EXAMPLES,

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from lms.demo import DemoOrg, demo_parts
+from organizations import manifest as demo_manifest
 from organizations.models import Membership, Organization, User
 from organizations.services import add_member, create_api_token, revoke_tokens
 
@@ -39,7 +40,8 @@ def served_at() -> str:
 class Command(BaseCommand):
     help = (
         "Create (or refresh) the demo data set: two organizations with members, fresh API "
-        "tokens and every area's demo records. Idempotent; prints the tokens."
+        "tokens and every area's demo records. Idempotent; prints the tokens and writes "
+        "the manifest to var/demo.json (LMS_DEMO_MANIFEST)."
     )
 
     def add_arguments(self, parser):
@@ -62,10 +64,12 @@ class Command(BaseCommand):
             admin, _ = User.objects.get_or_create(email=ADMIN_EMAIL)
             manifest["superuser"] = self.sign_in(admin, staff=True, superuser=True)
 
+        # After the commit: the file never names tokens of a run that rolled back.
+        path = demo_manifest.save(manifest)
         if as_json:
             self.stdout.write(json.dumps(manifest, indent=2))
             return
-        self.print_summary(manifest)
+        self.print_summary(manifest, path)
 
     def sign_in(self, user: User, *, staff: bool, superuser: bool = False) -> dict[str, str]:
         """Make ``user`` an admin user with a fresh password (and lift any sign-in lockout
@@ -102,21 +106,11 @@ class Command(BaseCommand):
             manifest={"id": str(org.id), "name": org.name, "tokens": tokens},
         )
 
-    def print_summary(self, manifest: dict) -> None:
-        out = self.stdout
-        base = served_at()
-        out.write(self.style.SUCCESS("Demo data is ready."))
-        for data in (manifest["org"], manifest["otherOrg"]):
-            out.write(f"\n{data['name']} (organization {data['id']})")
-            for role, token in data["tokens"].items():
-                out.write(f"  {role:<11} {token}")
-        learner = manifest["org"]["tokens"]["learner"]
-        out.write("\nTry it:")
-        out.write(f'  curl -H "Authorization: Bearer {learner}" "{base}/api/bundles?search=python"')
-        out.write(f"\nAPI docs: {base}/api/docs/ (Authorize with a token above)")
-        superuser = manifest["superuser"]
-        out.write(f"Admin: {base}/admin/  superuser {superuser['email']} / {superuser['password']}")
-        for data in (manifest["org"], manifest["otherOrg"]):
-            staff = data["staff"]
-            out.write(f"  staff of {data['name']} only: {staff['email']} / {staff['password']}")
-        out.write("(tokens and passwords are new on every run; older demo tokens are revoked)")
+    def print_summary(self, manifest: dict, path) -> None:
+        self.stdout.write(self.style.SUCCESS("Demo data is ready."))
+        for line in demo_manifest.summary(manifest, base=served_at(), path=path):
+            self.stdout.write(line)
+        self.stdout.write(
+            "(tokens and passwords are new on every run; older demo tokens are revoked. "
+            "`manage.py demo_manifest` prints these again without issuing anything)"
+        )
