@@ -268,3 +268,22 @@ def test_the_admin_keeps_the_limit_of_enabled_automations_per_trigger(org, setti
     del data["enabled"]
     assert staff.post("/admin/automations/automation/add/", data).status_code == 302
     assert Automation.all_orgs.filter(org=org).count() == 2
+
+
+def test_the_admin_refuses_an_input_over_16_kib(org):
+    staff = admin_client(org)
+    data = {
+        "org": str(org.pk),
+        "name": "Long",
+        "trigger": "enrollment.created",
+        "actions-TOTAL_FORMS": "1",
+        "actions-0-type": "send_email",
+        "actions-0-send_email-to": "learner",
+        "actions-0-send_email-subject": "Hi",
+        "actions-0-send_email-body": "\u00e9" * 9000,  # 18,000 bytes of UTF-8
+    }
+    response = staff.post("/admin/automations/automation/add/", data)
+    assert response.status_code == 200
+    [message] = response.context["adminform"].form.errors["actions"]
+    assert message.startswith(f"Action 1 (send_email), input: Must be at most {MAX_INPUT_BYTES}")
+    assert not Automation.all_orgs.exists()
