@@ -47,6 +47,8 @@ def control_of(field: registry.InputField) -> str:
 def _as_text(value, control: str) -> str:
     if control == HEADERS and isinstance(value, dict):
         return "\n".join(f"{name}: {text}" for name, text in value.items())
+    if control == COURSE and isinstance(value, str):
+        return value.lower()  # the picker's values are ids as stored: lower-case
     return "" if value is None else str(value)
 
 

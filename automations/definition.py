@@ -13,16 +13,21 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from automations.registry import Problems, validate_automation
+from automations.registry import Problems, normalized_actions, validate_automation
 
 
 @dataclass(frozen=True)
 class Definition:
+    """The trigger and the actions as stored (ids lower-case); ``given`` is the actions as
+    they were given, which ``describes`` compares with."""
+
     trigger: str
     actions: list[dict[str, Any]]
+    given: list[dict[str, Any]] | None = None
 
     def describes(self, trigger: Any, actions: Any) -> bool:
-        return (self.trigger, self.actions) == (trigger, actions)
+        given = self.actions if self.given is None else self.given
+        return self.trigger == trigger and (actions == given or actions == self.actions)
 
 
 def check_definition(
@@ -35,7 +40,33 @@ def check_definition(
     if problems or org_id is None:
         return None, problems
     problems = _foreign_courses(org_id, actions)
-    return (None, problems) if problems else (Definition(trigger, actions), {})
+    if problems:
+        return None, problems
+    return Definition(trigger, normalized_actions(actions), actions), {}
+
+
+def trigger_room_problems(
+    *, org_id: uuid.UUID, trigger: str, exclude_id: uuid.UUID | None, field: str
+) -> Problems:
+    """Contract 8.9: at most ``LMS_AUTOMATIONS_PER_TRIGGER`` enabled automations of one
+    organization have one trigger. What a create, or a change that enables an automation or
+    moves it to another trigger, may not exceed; ``{field: [why]}`` when it would."""
+    from django.conf import settings
+
+    from automations.models import Automation
+
+    limit = settings.LMS_AUTOMATIONS_PER_TRIGGER
+    others = Automation.objects.for_org(org_id).filter(trigger=trigger, enabled=True)
+    if exclude_id is not None:
+        others = others.exclude(id=exclude_id)
+    if others[:limit].count() < limit:
+        return {}
+    return {
+        field: [
+            f"At most {limit} enabled automations of an organization may have one trigger; "
+            f"{trigger} has {limit} already. Disable or delete one first."
+        ]
+    }
 
 
 def _foreign_courses(org_id: uuid.UUID, actions: list[dict]) -> Problems:

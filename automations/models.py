@@ -6,15 +6,20 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.db.models.base import DEFERRED
 
-from automations.definition import check_definition
-from automations.registry import describe_problem
+from automations.definition import check_definition, trigger_room_problems
+from automations.registry import TRIGGERS, describe_problem
 from lms.tenancy import OrgScopedModel
 
 
 def new_signing_secret() -> str:
     """A Standard Webhooks secret: ``whsec_`` and the base64 of 32 random bytes."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+# What staff change; a save writes those that changed (``Automation.changed_fields``).
+EDITABLE = ("name", "description", "trigger", "actions", "enabled")
 
 
 class Automation(OrgScopedModel):
@@ -44,6 +49,49 @@ class Automation(OrgScopedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        # The values as stored (those read): what a save must write, and whether a change
+        # takes a place among its trigger's enabled automations.
+        instance._stored = {name: instance.__dict__.get(name, DEFERRED) for name in EDITABLE}
+        return instance
+
+    def changed_fields(self) -> list[str]:
+        """The editable fields whose value differs from the stored one (every one when the
+        automation is new): what a save writes, and nothing else (never the secret)."""
+        stored = getattr(self, "_stored", None)
+        if self._state.adding or stored is None:
+            return list(EDITABLE)
+        return [name for name in EDITABLE if getattr(self, name) != stored[name]]
+
+    def mark_stored(self) -> None:
+        self._stored = {name: getattr(self, name) for name in EDITABLE}
+
+    def room_field(self) -> str | None:
+        """The field that takes this automation into its trigger's enabled ones (contract
+        8.9), when saving it would: ``trigger`` for a new automation or a new trigger,
+        ``enabled`` when it is enabled again; None when it takes no new place."""
+        if not self.enabled or self.org_id is None or self.trigger not in TRIGGERS:
+            return None
+        stored = getattr(self, "_stored", None) or {}
+        if self._state.adding or stored.get("trigger") != self.trigger:
+            return "trigger"
+        return None if stored.get("enabled") is True else "enabled"
+
+    def clean(self) -> None:
+        super().clean()
+        field = self.room_field()
+        if field is not None:
+            problems = trigger_room_problems(
+                org_id=self.org_id,
+                trigger=self.trigger,
+                exclude_id=None if self._state.adding else self.id,
+                field=field,
+            )
+            if problems:
+                raise ValidationError(problems)
 
     def clean_fields(self, exclude=None) -> None:
         """The fields' own checks, then the definition's (``check_definition``: the registry,

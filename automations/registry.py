@@ -10,10 +10,12 @@ Adding a trigger or an action type is adding an entry here; nothing is stored el
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
@@ -22,7 +24,10 @@ from lms.ids import parse_id
 
 Problems = dict[str, list[str]]
 
+# Contract 8.9: an automation has at most 20 actions, and each action's input is at most
+# 16 KiB of JSON (compact, UTF-8), so a run that copies them stays small.
 MAX_ACTIONS = 20
+MAX_INPUT_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,8 @@ class InputField:
     doc: str
     required: bool = True
     schema: dict = field(default_factory=dict)  # as JSON Schema says it (the API's schema)
+    # The stored spelling of a valid value (an id lower-case, as every id is answered).
+    normalize: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,10 +114,18 @@ class ActionType:
                 if spec.required:
                     problems[spec.name] = ["This field is required."]
                 continue
-            message = spec.check(data[spec.name], trigger)
+            message = _unstorable_text(data[spec.name]) or spec.check(data[spec.name], trigger)
             if message:
                 problems[spec.name] = [message]
         return problems
+
+    def normalized(self, data: dict) -> dict:
+        """A valid input as it is stored: each value in its field's stored spelling."""
+        normalizers = {f.name: f.normalize for f in self.fields if f.normalize is not None}
+        return {
+            key: normalizers[key](value) if key in normalizers else value
+            for key, value in data.items()
+        }
 
 
 def _names(names) -> str:
@@ -122,6 +137,39 @@ def _names(names) -> str:
 
 # PostgreSQL stores no NUL character in text or JSON: refused here, not failed on save.
 _NO_NUL = "Must not contain NUL characters (U+0000)."
+# A lone surrogate (a JSON body may carry one as a "\\ud800" escape) is no character: UTF-8
+# cannot write it, so PostgreSQL refuses it and SQLite would store what no answer renders.
+_NO_SURROGATE = "Must not contain lone surrogates (U+D800 to U+DFFF): they are not characters."
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unstorable_text(value: Any) -> str | None:
+    """What is wrong with any text in ``value`` (a string, or the keys and values of an
+    object or list, however nested) that no database stores and no answer renders: NUL,
+    or a lone surrogate. None when every text is fine. Every field of every action type is
+    checked so, as DRF checks a top-level string such as ``name``."""
+    if isinstance(value, str):
+        found = _UNSTORABLE.search(value)
+        if found is None:
+            return None
+        return _NO_NUL if found.group() == "\x00" else _NO_SURROGATE
+    if isinstance(value, dict):
+        for key, item in value.items():
+            message = _unstorable_text(key) or _unstorable_text(item)
+            if message:
+                return message
+    elif isinstance(value, list):
+        for item in value:
+            message = _unstorable_text(item)
+            if message:
+                return message
+    return None
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON (what the limit of an input counts)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _text(max_length: int) -> Check:
@@ -188,6 +236,11 @@ def _uuid_string(value, trigger):
     return "Must be an id: a UUID string such as 0190c3a2-7b1e-7c3d-9f00-2a5b6c7d8e9f."
 
 
+def _lower_id(value: str) -> str:
+    """An id as every id is stored and answered: lower-case, hyphenated."""
+    return str(parse_id(value))
+
+
 _http_url = URLValidator(schemes=["http", "https"])
 
 
@@ -198,6 +251,12 @@ def _url(value, trigger):
         _http_url(value)
     except ValidationError:
         return "Must be an http or https URL."
+    try:  # Django's validator takes any five digits as a port; no socket connects to 70000.
+        port = urlsplit(value).port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "Must be an http or https URL whose port, if given, is 1 to 65535."
     return None
 
 
@@ -209,6 +268,11 @@ def _one_of(*choices: str) -> Check:
 
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,100}$")
+# What a field value may hold (RFC 9110 5.5: visible ASCII, space, tab and obs-text, i.e.
+# Latin-1 without control characters): http.client sends a value as Latin-1 and could not
+# send anything else, so such a webhook could never be delivered.
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+HEADER_VALUE_PATTERN = r"^[\t\u0020-\u007e\u0080-\u00ff]*$"
 
 
 def _headers(value, trigger):
@@ -221,8 +285,16 @@ def _headers(value, trigger):
             return f"The value of {name} must be a string of at most 1000 characters."
         if "\r" in header_value or "\n" in header_value or "\x00" in header_value:
             return f"The value of {name} must be one line, without NUL characters."
+        if not _HEADER_VALUE.fullmatch(header_value):
+            return (
+                f"The value of {name} must be Latin-1 text (U+0000 to U+00FF) without "
+                "control characters other than tab."
+            )
     return None
 
+
+# An e-mail's body fits, with its subject and recipient, in one input's 16 KiB.
+MAX_BODY_LENGTH = 15000
 
 ACTION_TYPES: dict[str, ActionType] = {
     a.name: a
@@ -255,9 +327,13 @@ ACTION_TYPES: dict[str, ActionType] = {
                 ),
                 InputField(
                     "body",
-                    _text(20000),
-                    "a string (may be empty), at most 20000 characters",
-                    schema={"type": "string", "maxLength": 20000, "pattern": r"^[^\u0000]*$"},
+                    _text(MAX_BODY_LENGTH),
+                    f"a string (may be empty), at most {MAX_BODY_LENGTH} characters",
+                    schema={
+                        "type": "string",
+                        "maxLength": MAX_BODY_LENGTH,
+                        "pattern": r"^[^\u0000]*$",
+                    },
                 ),
             ),
         ),
@@ -270,6 +346,7 @@ ACTION_TYPES: dict[str, ActionType] = {
                     _uuid_string,
                     "the id of a course of the organization",
                     schema={"type": "string", "format": "uuid"},
+                    normalize=_lower_id,
                 ),
             ),
         ),
@@ -302,7 +379,7 @@ ACTION_TYPES: dict[str, ActionType] = {
                         "additionalProperties": {
                             "type": "string",
                             "maxLength": 1000,
-                            "pattern": r"^[^\r\n\u0000]*$",
+                            "pattern": HEADER_VALUE_PATTERN,
                         },
                     },
                 ),
@@ -351,9 +428,24 @@ def validate_automation(trigger: Any, actions: Any) -> Problems:
         if not isinstance(data, dict):
             problems[f"{path}.input"] = ["Must be an object."]
             continue
+        size = json_size(data)
+        if size > MAX_INPUT_BYTES:
+            problems[f"{path}.input"] = [
+                f"Must be at most {MAX_INPUT_BYTES} bytes of JSON (16 KiB); this is {size}."
+            ]
+            continue
         for key, messages in action_type.validate(data, known_trigger).items():
             problems[f"{path}.input.{key}"] = messages
     return problems
+
+
+def normalized_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Valid actions (``validate_automation`` found nothing) as they are stored: each input
+    in its fields' stored spelling (ids lower-case)."""
+    return [
+        {"type": action["type"], "input": ACTION_TYPES[action["type"]].normalized(action["input"])}
+        for action in actions
+    ]
 
 
 def describe_problem(path: str, message: str, actions: Any) -> str:

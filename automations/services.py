@@ -6,11 +6,11 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from automations.definition import Definition, check_definition
 from automations.models import Automation, AutomationRun
-from lms.errors import validation_error
+from lms.errors import Conflict, validation_error
 from lms.tenancy import get_or_404
 from organizations.models import Organization
 
@@ -40,7 +40,11 @@ def save_automation(
     edge: the API's serializer, or the admin's model validation, which leaves it on the
     instance). Without one, ``trigger`` and ``actions`` are validated here, as the same
     ``check_definition`` does. The other fields get the model's own validation; problems
-    are a validation_error keyed by field."""
+    are a validation_error keyed by field. A name taken in the organization is a Conflict
+    naming ``name`` (contract 7.1), also when another request takes it meanwhile.
+
+    Only the fields that changed are written: the statement of an update never carries
+    the signing secret (a failing one is logged by the database, values and all)."""
     if definition is None:
         validated = getattr(instance, "definition", None)
         if validated is not None and validated.describes(trigger, actions):
@@ -54,8 +58,22 @@ def save_automation(
     automation.trigger = definition.trigger
     automation.actions = definition.actions
     automation.enabled = enabled
+    changed = automation.changed_fields()
+    if not changed:
+        return automation
+    if automation.room_field() is not None:
+        # Counting the trigger's enabled automations and adding one is one step: concurrent
+        # writes of the organization's automations that take a place wait for each other.
+        Organization.objects.select_for_update().filter(id=org.id).values_list("id").get()
+    if "name" in changed:
+        _check_name_free(
+            org=org, name=name, exclude=None if automation._state.adding else automation.id
+        )
     try:
-        automation.full_clean(exclude=["trigger", "actions"])
+        # The name's uniqueness is checked above and by the database (below); the id is new.
+        automation.full_clean(
+            exclude=["trigger", "actions"], validate_unique=False, validate_constraints=False
+        )
     except DjangoValidationError as exc:
         raise validation_error(
             {
@@ -63,14 +81,24 @@ def save_automation(
                 for field, messages in exc.message_dict.items()
             }
         ) from None
-    automation.save()
+    try:
+        if automation._state.adding:
+            automation.save()
+        else:
+            automation.save(update_fields=[*changed, "updated_at"])
+    except IntegrityError as exc:
+        # Another request took the name between the check and this write (PostgreSQL's
+        # unique index waits for it to commit, then refuses this row).
+        if _is_name_clash(exc):
+            raise _name_taken() from None
+        raise
+    automation.mark_stored()
     return automation
 
 
 def create_automation(
     *, org: Organization, name: str, definition: Definition, description: str, enabled: bool
 ) -> Automation:
-    _check_name_free(org=org, name=name)
     return save_automation(
         org=org, name=name, definition=definition, description=description, enabled=enabled
     )
@@ -87,12 +115,9 @@ def update_automation(
     trigger = changes.get("trigger", automation.trigger)
     actions = changes.get("actions", automation.actions)
     definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
-    name = changes.get("name", automation.name)
-    if name != automation.name:
-        _check_name_free(org=org, name=name, exclude=automation.id)
     return save_automation(
         org=org,
-        name=name,
+        name=changes.get("name", automation.name),
         definition=definition,
         description=changes.get("description", automation.description),
         enabled=changes.get("enabled", automation.enabled),
@@ -113,4 +138,26 @@ def _check_name_free(*, org: Organization, name: str, exclude: uuid.UUID | None 
     if exclude is not None:
         taken = taken.exclude(id=exclude)
     if taken.exists():
-        raise validation_error({"name": ["Another automation of the organization has this name."]})
+        raise _name_taken()
+
+
+def _name_taken() -> Conflict:
+    return Conflict(
+        "Another automation of the organization has this name.",
+        details={"name": ["Another automation of the organization has this name."]},
+    )
+
+
+_NAME_CONSTRAINT = "automation_org_name_unique"
+
+
+def _is_name_clash(exc: IntegrityError) -> bool:
+    """Whether ``exc`` is the organization's unique name refusing a row: PostgreSQL names
+    the constraint, SQLite the columns."""
+    diagnostics = getattr(exc.__cause__, "diag", None)
+    if getattr(diagnostics, "constraint_name", None) == _NAME_CONSTRAINT:
+        return True
+    text = str(exc)
+    return _NAME_CONSTRAINT in text or (
+        "UNIQUE constraint failed" in text and f"{Automation._meta.db_table}.name" in text
+    )

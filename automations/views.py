@@ -86,6 +86,12 @@ class AutomationListView(_AdminListView):
     serializer_class = AutomationSerializer
     omit_error_statuses = ("404", "429")
 
+    @property
+    def error_statuses(self) -> tuple[str, ...]:
+        # A create whose name is taken: 409 conflict naming name (contract 7.1).
+        method = getattr(getattr(self, "request", None), "method", "GET")
+        return ("409",) if method == "POST" else ()
+
     @extend_schema(
         operation_id="list_automations",
         summary="List automations (owner, admin), newest first",
@@ -134,6 +140,12 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
         # No throttle; a body to validate only on PATCH.
         method = getattr(getattr(self, "request", None), "method", "GET")
         return ("429",) if method == "PATCH" else ("400", "429")
+
+    @property
+    def error_statuses(self) -> tuple[str, ...]:
+        # A rename to a taken name: 409 conflict naming name (contract 7.1).
+        method = getattr(getattr(self, "request", None), "method", "GET")
+        return ("409",) if method == "PATCH" else ()
 
     @extend_schema(
         operation_id="read_automation",

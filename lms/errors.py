@@ -7,6 +7,7 @@ by us, DRF or Django, leaves the service as ``{error, message, requestId[, detai
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -101,16 +102,42 @@ class ServiceUnavailable(ApiError):
     default_message = "The service is temporarily unavailable; retry later."
 
 
+# Codes whose body carries ``details``: a validation_error's offending fields, and a
+# conflict's field whose value is taken (an automation's ``name``, contract 7.1).
+_CODES_WITH_DETAILS = frozenset({"validation_error", "conflict"})
+# A lone surrogate cannot be written as UTF-8: a JSON body that holds one cannot be rendered.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def client_text(text: str) -> str:
+    """``text`` as an error body may carry it: a lone surrogate (which a client can send as
+    a ``\\ud800`` escape, in a key or a value that a message or ``details`` echoes) written
+    as that escape, as ``repr`` does, so every error renders as UTF-8 JSON."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _client_details(details: Any) -> Any:
+    if isinstance(details, dict):
+        return {client_text(str(key)): _client_details(value) for key, value in details.items()}
+    if isinstance(details, list | tuple):
+        return [_client_details(item) for item in details]
+    return client_text(details) if isinstance(details, str) else details
+
+
 def error_body(
     code: str, message: str, details: dict | None = None, request_id: str | None = None
 ) -> dict[str, Any]:
+    """The contract's error body. Every error passes here, so this is where text that came
+    from the client (a key, a value quoted in a message) is made safe to render."""
     body: dict[str, Any] = {
         "error": code,
-        "message": message,
+        "message": client_text(str(message)),
         "requestId": request_id or current_request_id() or "",
     }
-    if details is not None and code == "validation_error":
-        body["details"] = details
+    if details is not None and code in _CODES_WITH_DETAILS:
+        body["details"] = _client_details(details)
     return body
 
 

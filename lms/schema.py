@@ -48,7 +48,8 @@ class ErrorSerializer(serializers.Serializer):
     details = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
-        help_text="Only on validation_error: each offending field (wire name) to its messages.",
+        help_text="On validation_error: each offending field (wire name) to its messages; "
+        "on a conflict over a field's value (a taken name), that field.",
     )
 
     class Meta:
@@ -60,7 +61,8 @@ _DESCRIPTIONS = {
     "401": "unauthenticated: no token, or an unknown, revoked or expired one",
     "403": "permission_denied (role) or not_enrolled",
     "404": "not_found: unknown route, or no such record in the caller's organization",
-    "409": "conflict: a concurrent change could not be ordered after retries; retry",
+    "409": "conflict: the request meets a state that refuses it (a name already taken, "
+    "named in details; or a concurrent change not ordered after retries: retry)",
     "413": "payload_too_large: body over 1 MiB",
     "415": "unsupported_media_type: body is not application/json",
     "429": "throttled (see Retry-After)",

@@ -309,6 +309,9 @@ LMS_AUTOMATION_ATTEMPTS = 5
 LMS_AUTOMATION_LEASE_SECONDS = float(os.environ.get("LMS_AUTOMATION_LEASE_SECONDS", "60"))
 LMS_WEBHOOK_ALLOW_PRIVATE = env_bool("LMS_WEBHOOK_ALLOW_PRIVATE", False)
 LMS_WEBHOOK_TIMEOUT_SECONDS = 10.0
+# At most this many enabled automations of one organization have one trigger (contract 8.9):
+# one event starts at most this many runs.
+LMS_AUTOMATIONS_PER_TRIGGER = int(os.environ.get("LMS_AUTOMATIONS_PER_TRIGGER", "50"))
 
 # --- E-mail: printed to the console unless LMS_EMAIL_HOST names an SMTP server -------------
 EMAIL_HOST = os.environ.get("LMS_EMAIL_HOST", "")

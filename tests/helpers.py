@@ -146,7 +146,7 @@ def assert_error(response, status: int, code: str) -> dict:
     assert isinstance(body["message"], str) and body["message"], body
     assert body["requestId"] == response["X-Request-ID"], body
     allowed = {"error", "message", "requestId"} | (
-        {"details"} if code == "validation_error" else set()
+        {"details"} if code in ("validation_error", "conflict") else set()
     )
     assert set(body) <= allowed and {"error", "message", "requestId"} <= set(body), body
     if code == "validation_error":

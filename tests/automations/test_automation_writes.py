@@ -13,7 +13,7 @@ from django.test import Client
 
 from automations.models import Automation
 from automations.services import save_automation
-from lms.errors import ValidationFailed
+from lms.errors import Conflict, ValidationFailed
 from tests.automations.factories import editor_fields, welcome_email
 from tests.factories import UserFactory
 
@@ -66,9 +66,9 @@ def test_service_refuses_a_duplicate_name_in_one_organization(org, other_org):
     args = {"name": "Welcome", "trigger": "enrollment.created", "actions": [welcome_email()]}
     save_automation(org=org, **args)
     save_automation(org=other_org, **args)  # another organization may use the name
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(Conflict) as caught:
         save_automation(org=org, **args)
-    assert "nonFieldErrors" in caught.value.details
+    assert set(caught.value.details) == {"name"}
 
 
 # --- the admin -----------------------------------------------------------------------------

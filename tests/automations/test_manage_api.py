@@ -90,12 +90,13 @@ def test_bad_fields_are_a_400_naming_them(api, owner, changes, field):
     assert field in error["details"]
 
 
-def test_a_missing_field_and_a_taken_name_are_400(api, owner):
+def test_a_missing_field_is_400_and_a_taken_name_409(api, owner):
     error = assert_error(api.post(URL, {"name": "x"}, token=owner.token), 400, "validation_error")
     assert {"trigger", "actions"} <= set(error["details"])
     assert api.post(URL, body(), token=owner.token).status_code == 201
-    error = assert_error(api.post(URL, body(), token=owner.token), 400, "validation_error")
+    error = assert_error(api.post(URL, body(), token=owner.token), 409, "conflict")
     assert set(error["details"]) == {"name"}
+    assert Automation.objects.for_org(owner.org).count() == 1
 
 
 def test_the_definition_is_validated_once(api, owner, monkeypatch):

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from automations.registry import (
     ACTION_TYPES,
     MAX_ACTIONS,
+    MAX_BODY_LENGTH,
     ONE_LINE_PATTERN,
     TRIGGERS,
     describe_problem,
@@ -26,7 +27,7 @@ GOOD_INPUTS = {
     "send_email": [
         EMAIL,
         {"to": "someone@example.com", "subject": "Hi", "body": ""},
-        {"to": "learner", "subject": "S" * 200, "body": "x" * 20000},
+        {"to": "learner", "subject": "S" * 200, "body": "x" * MAX_BODY_LENGTH},
     ],
     "enroll_in_course": [{"courseId": COURSE}, {"courseId": COURSE.upper()}],
     "webhook": [
@@ -52,7 +53,7 @@ BAD_INPUTS = [
     ("send_email", {**EMAIL, "subject": ["Hi"]}, "subject"),
     ("send_email", {"to": "learner", "subject": "Hi"}, "body"),
     ("send_email", {**EMAIL, "body": None}, "body"),
-    ("send_email", {**EMAIL, "body": "x" * 20001}, "body"),
+    ("send_email", {**EMAIL, "body": "x" * (MAX_BODY_LENGTH + 1)}, "body"),
     ("send_email", {**EMAIL, "cc": "x@example.com"}, "cc"),
     ("enroll_in_course", {}, "courseId"),
     ("enroll_in_course", {"courseId": "not-a-uuid"}, "courseId"),
