@@ -13,7 +13,7 @@ from django.contrib.sessions import middleware as sessions
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse
 
-from lms import errors
+from lms import errors, metrics
 from lms.http import is_text_encoding
 from lms.logs import redact
 from lms.request_id import bind, choose_request_id, unbind
@@ -51,6 +51,8 @@ class RequestIdMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
+            if settings.LMS_METRICS_TOKEN:
+                metrics.count_request(request, response.status_code, time.perf_counter() - started)
             if access_logger.isEnabledFor(logging.INFO):
                 _log_access(request, response, started)
             return response
