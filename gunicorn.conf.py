@@ -68,10 +68,12 @@ metrics_folder = metrics_dir() if os.environ.get("LMS_METRICS_TOKEN") else None
 
 
 def on_starting(server):
-    """The metrics of processes that are gone are forgotten, and, with a socket per worker,
-    a second server started on an address already served, which would bind beside the first
-    one's workers and take a share of its connections silently, stops here instead, as it
-    would on one shared socket ("address already in use")."""
+    """The start line names the address (``_ListeningAt``), the metrics of processes that
+    are gone are forgotten, and, with a socket per worker, a second server started on an
+    address already served, which would bind beside the first one's workers and take a
+    share of its connections silently, stops here instead, as it would on one shared socket
+    ("address already in use")."""
+    server.log.error_log.addFilter(_ListeningAt(server.cfg.address))
     if metrics_folder:
         _forget_gone_processes(metrics_folder)
     if not reuse_port:
@@ -88,6 +90,26 @@ def on_starting(server):
             except OSError as exc:
                 server.log.error("Cannot listen at %s:%s: %s", host, port, exc.strerror)
                 sys.exit(1)
+
+
+class _ListeningAt:
+    """With a socket per worker the master opens none itself, and gunicorn's start line
+    reads "Listening at:  (pid)"; it names the address it was given instead."""
+
+    def __init__(self, addresses):
+        self.text = ",".join(
+            f"unix:{address}"
+            if not isinstance(address, tuple)
+            else f"http://[{address[0]}]:{address[1]}"
+            if ":" in address[0]
+            else f"http://{address[0]}:{address[1]}"
+            for address in addresses
+        )
+
+    def filter(self, record) -> bool:
+        if str(record.msg).startswith("Listening at:") and record.args and not record.args[0]:
+            record.args = (self.text, *record.args[1:])
+        return True
 
 
 def _forget_gone_processes(folder: str) -> None:

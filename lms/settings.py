@@ -314,6 +314,10 @@ if LMS_METRICS_TOKEN:
 
 # --- Logging: one JSON object a line, each with the request id ----------------------------
 LOG_LEVEL = os.environ.get("LMS_LOG_LEVEL", "INFO").upper()
+# An access line for each static file (the admin's, the Swagger UI's) that the app serves:
+# on in production, where a proxy that does not serve them leaves them to us; `make run` and
+# `make serve` turn it off, so a page's dozens of files do not scroll the demo tokens away.
+LMS_LOG_STATIC = env_bool("LMS_LOG_STATIC", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
