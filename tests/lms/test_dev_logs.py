@@ -39,9 +39,9 @@ def test_static_files_are_logged_unless_turned_off(api, settings, caplog, log_st
     assert access_paths(caplog) == ([STATIC, "/healthz"] if log_static else ["/healthz"])
 
 
-def test_static_files_are_logged_by_default():
+def test_static_files_are_logged_by_default(tmp_path):
     """Production logs what it serves (a proxy in front may leave static files to it)."""
-    env = base_env(LMS_VAR_DIR="/tmp")
+    env = base_env(LMS_VAR_DIR=str(tmp_path))
     env.pop("LMS_LOG_STATIC", None)
     out = run_django("from django.conf import settings; print(settings.LMS_LOG_STATIC)", env)
     assert out.strip() == "True"
