@@ -179,3 +179,13 @@ def test_the_oldest_due_runs_age_is_read_at_scrape_time(api, metrics_on, org, ot
     _run(other_org, [welcome_email()], due_at=now - timedelta(seconds=30))
     _run(org, [welcome_email()], due_at=now - timedelta(seconds=120), status="running")
     assert 120 <= scrape(api)[key] < 180
+
+
+def test_static_files_are_counted_under_one_route(api, metrics_on, settings):
+    settings.WHITENOISE_USE_FINDERS = True  # tests do not collect the static files
+    before = scrape(api)
+    assert api.get("/static/admin/css/base.css").status_code == 200
+    assert api.get("/static/admin/js/core.js").status_code == 200
+    after = scrape(api)
+    assert requests(after, "/static/") - requests(before, "/static/") == 2
+    assert not any("base.css" in str(key) for key in after)
