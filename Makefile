@@ -35,6 +35,8 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.python-ok
 
 # A laptop needs a small server (production sizes from the CPUs in gunicorn.conf.py).
 run serve: export LMS_WORKERS ?= 2
+# Not an access line for each of a page's static files (production logs them: LMS_LOG_STATIC).
+run serve: export LMS_LOG_STATIC ?= false
 SERVED_AT = http://$(subst 0.0.0.0,127.0.0.1,$(or $(LMS_BIND),127.0.0.1:8000))
 # The automations' worker (database backend, or RQ with LMS_TASKS_BACKEND=rq) and the sweep
 # that enqueues runs whose worker died, beside gunicorn; Ctrl-C (or gunicorn ending) stops all.

@@ -5,7 +5,7 @@ import os
 import socket
 import sys
 
-from lms.env import env_bool
+from lms.env import env_bool, metrics_dir
 
 bind = os.environ.get("LMS_BIND", "127.0.0.1:8000")
 # Each worker listens on a socket of its own (SO_REUSEPORT) and the kernel spreads new
@@ -62,10 +62,20 @@ wsgi_app = "lms.wsgi:application"
 preload_app = env_bool("LMS_PRELOAD", True)
 
 
+# With LMS_METRICS_TOKEN, every worker keeps its metrics in files under one folder that a
+# scrape sums (lms/metrics.py); exported before the application is loaded.
+metrics_folder = metrics_dir() if os.environ.get("LMS_METRICS_TOKEN") else None
+
+
 def on_starting(server):
-    """With a socket per worker, a second server started on an address already served would
-    bind beside the first one's workers and take a share of its connections, silently. It
-    stops here instead, as it would on one shared socket ("address already in use")."""
+    """The start line names the address (``_ListeningAt``), the metrics of processes that
+    are gone are forgotten, and, with a socket per worker, a second server started on an
+    address already served, which would bind beside the first one's workers and take a
+    share of its connections silently, stops here instead, as it would on one shared socket
+    ("address already in use")."""
+    server.log.error_log.addFilter(_ListeningAt(server.cfg.address))
+    if metrics_folder:
+        _forget_gone_processes(metrics_folder)
     if not reuse_port:
         return
     for address in server.cfg.address:
@@ -80,6 +90,52 @@ def on_starting(server):
             except OSError as exc:
                 server.log.error("Cannot listen at %s:%s: %s", host, port, exc.strerror)
                 sys.exit(1)
+
+
+class _ListeningAt:
+    """With a socket per worker the master opens none itself, and gunicorn's start line
+    reads "Listening at:  (pid)"; it names the address it was given instead."""
+
+    def __init__(self, addresses):
+        self.text = ",".join(
+            f"unix:{address}"
+            if not isinstance(address, tuple)
+            else f"http://[{address[0]}]:{address[1]}"
+            if ":" in address[0]
+            else f"http://{address[0]}:{address[1]}"
+            for address in addresses
+        )
+
+    def filter(self, record) -> bool:
+        if str(record.msg).startswith("Listening at:") and record.args and not record.args[0]:
+            record.args = (self.text, *record.args[1:])
+        return True
+
+
+def _forget_gone_processes(folder: str) -> None:
+    """Removes the metric files of processes no longer running (``counter_<pid>.db``, ...):
+    a restarted server counts from zero, as Prometheus expects of a restart. The files of a
+    task worker still running on this machine, which wrote there before this master started,
+    stay."""
+    for name in os.listdir(folder):
+        pid = name.removesuffix(".db").rpartition("_")[2]
+        if not (name.endswith(".db") and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            os.remove(os.path.join(folder, name))
+        except PermissionError:  # running, as another user
+            pass
+
+
+def child_exit(server, worker):
+    """A worker's counts stay with its files (a scrape still sums them); only its live
+    gauges, should any series be one, are dropped (prometheus-client's bookkeeping)."""
+    if metrics_folder:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid, metrics_folder)
 
 
 def pre_fork(server, worker):

@@ -22,6 +22,7 @@ from django.utils import timezone
 from automations.models import Automation, AutomationRun
 from automations.registry import TRIGGERS
 from lms.events import Event
+from lms.metrics import count_automation_run
 
 logger = logging.getLogger(__name__)
 Status = AutomationRun.Status
@@ -156,6 +157,7 @@ def _finish(run: AutomationRun, status: str) -> None:
     run.status = status
     run.finished_at = timezone.now()
     run.save(update_fields=["actions", "status", "finished_at", "updated_at"])
+    count_automation_run(run.trigger, status)
 
 
 def sweep_runs() -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import time
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import middleware as auth
@@ -13,7 +14,7 @@ from django.contrib.sessions import middleware as sessions
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse
 
-from lms import errors
+from lms import errors, metrics
 from lms.http import is_text_encoding
 from lms.logs import redact
 from lms.request_id import bind, choose_request_id, unbind
@@ -36,6 +37,8 @@ _BY_STATUS: dict[int, type[errors.ApiError]] = {
 # Pages for people, not API clients: the admin keeps Django's HTML.
 _HTML_PREFIXES = ("/admin/",)
 _API_PREFIX = "/api/"
+# Where the static files are served (STATIC_URL's path), for LMS_LOG_STATIC.
+_STATIC_PREFIX = "/" + urlsplit(settings.STATIC_URL).path.lstrip("/")
 
 
 class RequestIdMiddleware:
@@ -51,7 +54,11 @@ class RequestIdMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
-            if access_logger.isEnabledFor(logging.INFO):
+            if settings.LMS_METRICS_TOKEN:
+                metrics.count_request(request, response.status_code, time.perf_counter() - started)
+            if access_logger.isEnabledFor(logging.INFO) and (
+                settings.LMS_LOG_STATIC or not request.path_info.startswith(_STATIC_PREFIX)
+            ):
                 _log_access(request, response, started)
             return response
         finally:

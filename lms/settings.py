@@ -7,7 +7,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from lms.env import env_bool
+from lms.env import env_bool, metrics_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("LMS_VAR_DIR", BASE_DIR / "var"))
@@ -219,7 +219,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 HTTPS = env_bool("LMS_HTTPS", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = HTTPS
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = int(os.environ.get("LMS_HSTS_SECONDS", "31536000")) if HTTPS else 0
@@ -327,8 +327,19 @@ EMAIL_USE_TLS = env_bool("LMS_EMAIL_USE_TLS", True)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("LMS_EMAIL_FROM", "lms@localhost")
 
+# --- Metrics: GET /metrics for the bearer of LMS_METRICS_TOKEN (lms/metrics.py) -----------
+# Counted only with a token. Every process of a machine (gunicorn's workers, the task
+# workers) then writes its counts under one folder for a scrape to sum.
+LMS_METRICS_TOKEN = os.environ.get("LMS_METRICS_TOKEN", "")
+if LMS_METRICS_TOKEN:
+    metrics_dir()
+
 # --- Logging: one JSON object a line, each with the request id ----------------------------
 LOG_LEVEL = os.environ.get("LMS_LOG_LEVEL", "INFO").upper()
+# An access line for each static file (the admin's, the Swagger UI's) that the app serves:
+# on in production, where a proxy that does not serve them leaves them to us; `make run` and
+# `make serve` turn it off, so a page's dozens of files do not scroll the demo tokens away.
+LMS_LOG_STATIC = env_bool("LMS_LOG_STATIC", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

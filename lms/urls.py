@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from lms import views
 from lms.admin import OrgNamedAutocompleteView
 from lms.ids import IdConverter
+from lms.metrics import metrics_view
 
 # Before admin.site.urls is read: the autocomplete names each result's organization for
 # superusers.
@@ -42,6 +43,7 @@ urlpatterns = [
     path("", RedirectView.as_view(url="/api/docs/", permanent=False), name="root"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     *routes("api/downloads/", "downloads.urls"),
     *routes("api/learn/", "learn.urls"),
     *routes("api/bundles", "bundles.urls"),

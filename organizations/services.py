@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -41,6 +42,47 @@ def add_member(
         user.save(update_fields=["password"])
     membership, _ = Membership.objects.update_or_create(org=org, user=user, defaults={"role": role})
     return membership
+
+
+@dataclass(frozen=True)
+class NewOrganization:
+    """What creating an organization answers: its owner's membership, the owner's API token
+    and, for a staff owner given a password here, that password (each shown this once)."""
+
+    org: Organization
+    owner: Membership
+    token: str
+    password: str | None
+
+
+OWNER_TOKEN_NAME = "owner"
+
+
+@transaction.atomic
+def create_organization(*, name: str, owner_email: str, staff: bool = False) -> NewOrganization:
+    """A new organization named ``name``, with ``owner_email`` as its owner (the user is
+    created if needed) and an API token for them. A name already taken, in any case, is a
+    Conflict and nothing is written. With ``staff`` the owner may sign in to the admin, where
+    they see this organization's records: a user without a password of their own gets a new
+    random one; one who has a password (a superuser, an owner of another organization) keeps
+    it, and ``password`` is None."""
+    name = name.strip()
+    if Organization.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"An organization named {name!r} exists already.")
+    org = Organization(name=name)
+    org.full_clean()
+    org.save()
+    owner = add_member(org=org, email=owner_email, role=Membership.Role.OWNER)
+    _, raw = create_api_token(membership=owner, name=OWNER_TOKEN_NAME)
+    password = None
+    if staff:
+        user = owner.user
+        if not user.has_usable_password():
+            password = secrets.token_urlsafe(12)
+            user.set_password(password)
+        user.is_staff = True
+        user.save(update_fields=["password", "is_staff"])
+    return NewOrganization(org=org, owner=owner, token=raw, password=password)
 
 
 @transaction.atomic

@@ -35,6 +35,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from lms.compiled import preparing_cursor
+from lms.metrics import count_throttled
 from organizations.models import ThrottleWindow
 
 _RATE = re.compile(r"^(\d+)/(\d*)(s|sec|second|m|min|minute|h|hour|d|day)s?$")
@@ -260,6 +261,8 @@ class SharedSlidingWindowThrottle(BaseThrottle):
         limit, window = parse_rate(api_settings.DEFAULT_THROTTLE_RATES[self.scope])
         key = throttle_key(self.scope, client_address(request))
         self._wait = shared_window_store().hit(key, limit=limit, window=window)
+        if self._wait is not None:
+            count_throttled(self.scope)
         return self._wait is None
 
     def wait(self) -> float | None:

@@ -1,0 +1,158 @@
+"""Metrics in the Prometheus text format, at ``GET /metrics`` with
+``Authorization: Bearer <LMS_METRICS_TOKEN>`` (README "Metrics").
+
+Nothing is counted, and ``/metrics`` is an unknown route (404), unless ``LMS_METRICS_TOKEN``
+is set. With it, the settings export ``PROMETHEUS_MULTIPROC_DIR`` (``lms.env.metrics_dir``)
+before prometheus-client is first imported: each process (every gunicorn worker, every task
+worker of the machine) writes its counts to memory-mapped files of its own there, and a scrape,
+answered by whichever worker, sums them all. gunicorn.conf.py removes the files of processes
+that are gone when its master starts. Without the folder (tests in one process), counts stay
+in the process's memory.
+
+Series a scrape computes (the automations' lag, from the database) are registered by their
+app with ``gauge_at_scrape``; the core names no feature.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from lms import errors
+
+logger = logging.getLogger(__name__)
+
+_registry = CollectorRegistry(auto_describe=True)
+
+REQUESTS = Counter(
+    "lms_requests",
+    "Requests answered, by route (the URL pattern, not the path), method and status.",
+    ["route", "method", "status"],
+    registry=_registry,
+)
+# Most requests take 1 to 10 ms: the buckets are finer there than prometheus-client's.
+REQUEST_DURATION = Histogram(
+    "lms_request_duration_seconds",
+    "Time from the request's arrival in the application to its response, by route.",
+    ["route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+    registry=_registry,
+)
+AUTOMATION_RUNS = Counter(
+    "lms_automation_runs",
+    "Automation runs finished, by trigger and status (succeeded or failed).",
+    ["trigger", "status"],
+    registry=_registry,
+)
+THROTTLED = Counter(
+    "lms_throttled_requests",
+    "Requests a throttle refused (429), by the throttle's scope.",
+    ["scope"],
+    registry=_registry,
+)
+
+# The classic text format, which every Prometheus reads (generate_latest writes it).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# A route label for what matched no URL pattern: one label, whatever the path.
+UNMATCHED = "unmatched"
+# Methods beyond these are one label, so a client cannot grow the series without bound.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# (route pattern or None, method, status) -> the request's counter and histogram, so that a
+# request looks its series up in one dict instead of prometheus-client's label checks.
+_request_series: dict[tuple, tuple] = {}
+
+
+def collecting() -> bool:
+    return bool(settings.LMS_METRICS_TOKEN)
+
+
+def count_request(request: HttpRequest, status: int, seconds: float) -> None:
+    """Count a response and its duration under its route's pattern."""
+    match = request.resolver_match
+    key = (match.route if match is not None else None, request.method, status)
+    series = _request_series.get(key)
+    if series is None:
+        series = _request_series.setdefault(key, _series_for(request, *key))
+    series[0].inc()
+    series[1].observe(seconds)
+
+
+def _series_for(request: HttpRequest, route: str | None, method: str, status: int) -> tuple:
+    if route is not None:
+        label = "/" + route
+    elif request.path_info.startswith("/" + settings.STATIC_URL.lstrip("/")):
+        label = "/" + settings.STATIC_URL.lstrip("/")  # served by WhiteNoise, before routing
+    else:
+        label = UNMATCHED
+    method = method if method in _METHODS else "other"
+    return REQUESTS.labels(label, method, str(status)), REQUEST_DURATION.labels(label)
+
+
+def count_automation_run(trigger: str, status: str) -> None:
+    if collecting():
+        AUTOMATION_RUNS.labels(trigger, status).inc()
+
+
+def count_throttled(scope: str) -> None:
+    if collecting():
+        THROTTLED.labels(scope).inc()
+
+
+_at_scrape: dict[str, tuple[str, Callable[[], float]]] = {}
+
+
+def gauge_at_scrape(name: str, documentation: str, read: Callable[[], float]) -> None:
+    """A gauge whose value ``read()`` computes when a scrape asks for it (from the database:
+    the same on every server). A failing ``read`` leaves the series out of that scrape."""
+    _at_scrape[name] = (documentation, read)
+
+
+class _ScrapeTimeCollector:
+    def collect(self):
+        for name, (documentation, read) in _at_scrape.items():
+            try:
+                value = read()
+            except Exception as exc:  # the database is down: the other series still answer
+                logger.warning("metric %s not computed: %s", name, exc)
+                continue
+            yield GaugeMetricFamily(name, documentation, value=value)
+
+
+_scrape_time = _ScrapeTimeCollector()
+_registry.register(_scrape_time)
+
+
+def exposition() -> bytes:
+    """Every series in the text format: summed over the machine's processes in
+    multiprocess mode, else this process's."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        return generate_latest(_registry)
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=folder)
+    registry.register(_scrape_time)
+    return generate_latest(registry)
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """``GET /metrics`` for the bearer of ``LMS_METRICS_TOKEN``; to anyone else, and to
+    everyone when no token is set, the 404 of an unknown route."""
+    expected = settings.LMS_METRICS_TOKEN
+    scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if not (
+        expected
+        and scheme.lower() == "bearer"
+        and hmac.compare_digest(given.strip().encode(), expected.encode())
+    ):
+        return errors.not_found_view(request)
+    if request.method not in ("GET", "HEAD"):
+        return errors.error_response(errors.MethodNotAllowed(), Allow="GET, HEAD")
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE)
