@@ -138,13 +138,12 @@ _API_CHARSETS = frozenset({"utf-8", "us-ascii"})
 def _refuse_body(request: HttpRequest) -> errors.ApiError | None:
     """Why the request's body cannot be read as sent, checked before anything reads it."""
     charset = request.content_params.get("charset") if request.content_params else None
-    if charset is not None:
+    if charset is not None and charset.lower() not in _API_CHARSETS:
         if _is_api(request):
-            if charset.lower() not in _API_CHARSETS:
-                return errors.UnsupportedMediaType(
-                    f"The charset {charset[:40]!r} is not accepted; send UTF-8."
-                )
-        elif charset and not is_text_encoding(charset):
+            return errors.UnsupportedMediaType(
+                f"The charset {charset[:40]!r} is not accepted; send UTF-8."
+            )
+        if charset and not is_text_encoding(charset):  # the admin's forms: any text encoding
             return errors.UnsupportedMediaType(
                 f"The charset {charset[:40]!r} is not a text encoding; send UTF-8."
             )
