@@ -25,7 +25,7 @@ class AcceptedInviteSerializer(serializers.Serializer):
     )
     # The invite's, never an existing account's stored ones (CONTRACT 7.3): accepting must
     # not tell whoever holds the token whether, and under which names, the address has an
-    # account. The account's address is the invite's, in any case.
+    # account. The account's address is the invite's but for letter case, which is not told.
     email = serializers.EmailField(source="invite.email")
     firstName = serializers.CharField(source="invite.first_name", allow_blank=True)
     lastName = serializers.CharField(source="invite.last_name", allow_blank=True)
