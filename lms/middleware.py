@@ -137,13 +137,23 @@ class JsonErrorMiddleware:
         return errors.error_response(error, **{k.replace("-", "_"): v for k, v in headers.items()})
 
 
+# The charsets an API body may name (any case), as CONTRACT section 5 says: JSON is UTF-8,
+# and US-ASCII is a subset of it.
+_API_CHARSETS = frozenset({"utf-8", "us-ascii"})
+
+
 def _refuse_body(request: HttpRequest) -> errors.ApiError | None:
     """Why the request's body cannot be read as sent, checked before anything reads it."""
     charset = request.content_params.get("charset") if request.content_params else None
-    if charset and not is_text_encoding(charset):
-        return errors.UnsupportedMediaType(
-            f"The charset {charset[:40]!r} is not a text encoding; send UTF-8."
-        )
+    if charset is not None and charset.lower() not in _API_CHARSETS:
+        if _is_api(request):
+            return errors.UnsupportedMediaType(
+                f"The charset {charset[:40]!r} is not accepted; send UTF-8."
+            )
+        if charset and not is_text_encoding(charset):  # the admin's forms: any text encoding
+            return errors.UnsupportedMediaType(
+                f"The charset {charset[:40]!r} is not a text encoding; send UTF-8."
+            )
     meta = request.META
     if "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower() and not meta.get(
         "CONTENT_LENGTH"

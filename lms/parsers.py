@@ -7,8 +7,8 @@ What is refused here is refused before anything is stored:
   that overflow to infinity (400), so that nothing stored is ever non-JSON;
 - nesting deeper than ``MAX_JSON_DEPTH`` arrays and objects (400), so that every stored
   document can be rendered again by the API, the admin and the database;
-- a charset that is not a text encoding is answered 415 by the middleware, before a parser
-  or a form reads the body.
+- a charset other than UTF-8 or US-ASCII is answered 415 by the middleware, before a parser
+  reads the body.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from rest_framework.parsers import JSONParser
 
 from lms.errors import PayloadTooLarge
 
-# Arrays and objects inside one another, the body itself counting as one. Far above what a
-# client sends (a report is two or three levels deep) and far below Python's recursion limit,
-# which every later reader (json, the admin's pretty printer, the database driver) shares.
-MAX_JSON_DEPTH = 32
+# Arrays and objects inside one another, the body itself counting as one (CONTRACT section
+# 5). Far above what a client sends (a report is two or three levels deep) and far below
+# Python's recursion limit, which every later reader (json, the admin's pretty printer, the
+# database driver) shares, and orjson's 255 levels, which renders the answers.
+MAX_JSON_DEPTH = 100
 
 
 class JsonObjectParser(JSONParser):

@@ -206,6 +206,29 @@ class Invite(OrgScopedModel):
             )
 
 
+class InviteReplay(OrgScopedModel):
+    """The answer to accepting an invite with an ``Idempotency-Key``, answered again to the
+    same key and invite token for 10 minutes (CONTRACT 7.3), then deleted.
+
+    ``key`` is the SHA-256 of the Idempotency-Key. The new API token in ``response_body`` is
+    sealed (``organizations.services``) with a key derived from the invite's raw token and the
+    Idempotency-Key, neither of which is stored: the table never holds a usable token. One row
+    per invite at most, since an invite is accepted once. Found, like the invite, by its token
+    (whatever its organization), and purged by age."""
+
+    invite = models.OneToOneField(Invite, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField()
+    # JSON text, so that the answer is replayed byte for byte (jsonb would reorder its keys).
+    response_body = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="invitereplay_created")]
+
+    def __str__(self) -> str:
+        return f"replay of {self.invite_id}"
+
+
 class ThrottleWindow(models.Model):
     """The accepted hits of one throttle key within its window, for the database store of
     ``organizations.throttling``. Keyed by scope and client address, not by organization:

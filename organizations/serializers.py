@@ -23,9 +23,12 @@ class AcceptedInviteSerializer(serializers.Serializer):
         choices=Membership.Role.choices,
         help_text="The membership's role: the invite's, or the one an existing membership kept.",
     )
-    email = serializers.EmailField(source="membership.user.email")
-    firstName = serializers.CharField(source="membership.user.first_name", allow_blank=True)
-    lastName = serializers.CharField(source="membership.user.last_name", allow_blank=True)
+    # The invite's, never an existing account's stored ones (CONTRACT 7.3): accepting must
+    # not tell whoever holds the token whether, and under which names, the address has an
+    # account. The account's address is the invite's but for letter case, which is not told.
+    email = serializers.EmailField(source="invite.email")
+    firstName = serializers.CharField(source="invite.first_name", allow_blank=True)
+    lastName = serializers.CharField(source="invite.last_name", allow_blank=True)
 
 
 # The only body accepting takes: none, or an empty object.

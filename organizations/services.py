@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from lms.errors import Conflict
 from lms.events import Event, emit
+from lms.idempotency import Answer, remembered
 from organizations.errors import InviteUnavailable
 from organizations.models import (
+    TOKEN_PREFIX,
     ApiToken,
     Invite,
+    InviteReplay,
     Membership,
     Organization,
     User,
@@ -25,7 +32,7 @@ from organizations.models import (
     new_invite_token,
     new_raw_token,
 )
-from organizations.selectors import available_invite
+from organizations.selectors import MAX_INVITE_TOKEN_LENGTH, available_invite
 
 
 @transaction.atomic
@@ -239,6 +246,95 @@ def accept_invite(*, raw_token: str) -> AcceptedInvite:
         )
     )
     return AcceptedInvite(invite=invite, membership=membership, token=raw)
+
+
+# How long an accept sent with an Idempotency-Key is answered again (CONTRACT 7.3).
+ACCEPT_REPLAY_TTL = timedelta(minutes=10)
+
+
+def accept_invite_once(
+    *, raw_token: str, key: str | None, answer: Callable[[AcceptedInvite], dict]
+) -> Answer:
+    """``accept_invite``, answered ``201`` with ``answer(accepted)``. With an Idempotency-Key
+    ``key``, an accept that succeeded is answered again, the same body with the same API
+    token, to the same key and invite token for ``ACCEPT_REPLAY_TTL``; after that (and to any
+    other key, or token) the invite is accepted, so 410.
+
+    The stored answer's token is sealed with the raw invite token and the key, and the record
+    is deleted once expired: when it is read, or as any later answer is stored. Of two
+    simultaneous accepts with one key, the second waits for the invite's lock, finds it
+    accepted, and answers the first's answer."""
+    token_hash = _invite_token_hash(raw_token)
+    if key is None or token_hash is None:
+        return Answer(201, answer(accept_invite(raw_token=raw_token)))
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    accepted: list[AcceptedInvite] = []
+
+    def write() -> tuple[int, dict]:
+        accepted.append(accept_invite(raw_token=raw_token))
+        return 201, answer(accepted[0])
+
+    def remember(status: int, body: dict) -> None:
+        invite = accepted[0].invite
+        sealed = {**body, "token": _seal(body["token"], raw_token, key)}
+        InviteReplay.all_orgs.create(
+            org_id=invite.org_id,
+            invite=invite,
+            key=digest,
+            response_status=status,
+            response_body=json.dumps(sealed),
+        )
+
+    def reopen(text: str) -> dict | None:
+        body = json.loads(text)
+        token = _unseal(body.get("token"), raw_token, key)
+        return None if token is None else {**body, "token": token}
+
+    return remembered(
+        rows=InviteReplay.all_orgs.filter(invite__token_hash=token_hash),
+        key=digest,
+        ttl=ACCEPT_REPLAY_TTL,
+        write=write,
+        remember=remember,
+        expired=InviteReplay.all_orgs.all(),
+        races=(InviteUnavailable,),
+        reopen=reopen,
+    )
+
+
+def _invite_token_hash(raw: str) -> str | None:
+    """The hash an invite of token ``raw`` would be stored with; None for what cannot be one."""
+    if not raw or len(raw) > MAX_INVITE_TOKEN_LENGTH:
+        return None
+    try:
+        return hash_token(raw)
+    except UnicodeEncodeError:
+        return None
+
+
+_SEAL_SALT = "organizations.InviteReplay"
+
+
+def _xor_pad(data: bytes, raw_token: str, key: str) -> bytes:
+    """``data`` XOR a pad only the holder of the invite's raw token and the Idempotency-Key
+    can make (with the server's SECRET_KEY): SHAKE-256 of an HMAC of both. Each invite seals
+    one answer, so a pad is never used twice."""
+    material = raw_token.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
+    pad = hashlib.shake_256(salted_hmac(_SEAL_SALT, material).digest()).digest(len(data))
+    return bytes(a ^ b for a, b in zip(data, pad, strict=True))
+
+
+def _seal(token: str, raw_token: str, key: str) -> str:
+    return _xor_pad(token.encode(), raw_token, key).hex()
+
+
+def _unseal(sealed: object, raw_token: str, key: str) -> str | None:
+    """The token ``_seal`` sealed; None when it does not open (SECRET_KEY changed meanwhile)."""
+    try:
+        token = _xor_pad(bytes.fromhex(sealed), raw_token, key).decode("ascii")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return token if token.startswith(TOKEN_PREFIX) and token.isprintable() else None
 
 
 def _user_for_invite(invite: Invite) -> User:

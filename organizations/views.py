@@ -5,6 +5,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lms.errors import validation_error
+from lms.idempotency import MAX_KEY_LENGTH, key_problem
 from lms.output import Output
 from lms.renderers import rendered
 from organizations.selectors import available_invite
@@ -13,7 +14,7 @@ from organizations.serializers import (
     AcceptedInviteSerializer,
     InviteSerializer,
 )
-from organizations.services import accept_invite
+from organizations.services import accept_invite_once
 from organizations.throttling import InviteLookupThrottle
 
 INVITE = Output(InviteSerializer)
@@ -24,6 +25,8 @@ TOKEN_PARAMETER = OpenApiParameter(
     OpenApiParameter.PATH,
     description="The invite token, as issued (e.g. inv_...).",
 )
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.http)
 
 
 class InviteTokenView(APIView):
@@ -61,13 +64,28 @@ class InviteAcceptView(InviteTokenView):
         description="Public, throttled with the invite lookup. Finds the user by the invite's "
         "e-mail address (any case) or creates one with its names, gives them a membership "
         "with the invite's role (an existing membership keeps its role) and answers a new API "
-        "token of it. Exactly once: a second accept is 410. See the [API guide](/api/docs/guide).",
+        "token of it, with the invite's e-mail address and names. Exactly once: a second "
+        "accept is 410, except a retry with the same Idempotency-Key within 10 minutes. See "
+        "the [API guide](/api/docs/guide).",
         auth=[],
-        parameters=[TOKEN_PARAMETER],
+        parameters=[
+            TOKEN_PARAMETER,
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
+                OpenApiParameter.HEADER,
+                required=False,
+                description="1-255 characters. An accept that succeeded is answered again, the "
+                "same 201 with the same token, to the same key and invite token within 10 "
+                "minutes; after that the retry is 410.",
+            ),
+        ],
         request={"application/json": EMPTY_BODY_SCHEMA},
         responses={
             201: OpenApiResponse(
-                AcceptedInviteSerializer, description="Accepted; the token is shown only here."
+                AcceptedInviteSerializer,
+                description="Accepted; the token is shown only here (and to a retry with the "
+                "same Idempotency-Key, which carries Idempotent-Replayed: true).",
             )
         },
     )
@@ -79,7 +97,17 @@ class InviteAcceptView(InviteTokenView):
                     for key in request.data
                 }
             )
-        accepted = accept_invite(raw_token=token)
-        response = Response(AcceptedInviteSerializer(accepted).data, status=201)
+        key = request.META.get(_IDEMPOTENCY_META)
+        problem = key_problem(key)
+        if problem is not None:
+            raise validation_error({IDEMPOTENCY_HEADER: [problem]})
+        answer = accept_invite_once(
+            raw_token=token,
+            key=key,
+            answer=lambda accepted: dict(AcceptedInviteSerializer(accepted).data),
+        )
+        response = Response(answer.body, status=answer.status)
         response["Cache-Control"] = "no-store"
+        if answer.replayed:
+            response["Idempotent-Replayed"] = "true"
         return response

@@ -125,14 +125,31 @@ def test_a_charset_that_is_not_a_text_encoding_is_415(enrolled, make_activity, c
     assert not Progress.all_orgs.exists()
 
 
-def test_a_text_charset_is_read(enrolled, make_activity):
+@pytest.mark.parametrize("charset", ["latin-1", "utf-16"])
+def test_a_text_charset_other_than_utf_8_is_415(enrolled, make_activity, charset):
+    """CONTRACT section 5: utf-8 or us-ascii, or none; any other charset, text or not, is 415."""
     activity = make_activity({"type": "reported"})
     text = body_with(activity, '[{"type": "note", "text": "caf\u00e9"}]')
     status, body = call_wsgi(
         "POST",
         URL,
-        text.encode("latin-1"),
-        CONTENT_TYPE="application/json; charset=latin-1",
+        text.encode(charset),
+        CONTENT_TYPE=f"application/json; charset={charset}",
+        HTTP_AUTHORIZATION=f"Bearer {enrolled.token}",
+    )
+    assert status == 415, body
+    assert body["error"] == "unsupported_media_type"
+    assert not ProgressReport.all_orgs.exists()
+
+
+def test_a_utf_8_charset_is_read(enrolled, make_activity):
+    activity = make_activity({"type": "reported"})
+    text = body_with(activity, '[{"type": "note", "text": "caf\u00e9"}]')
+    status, body = call_wsgi(
+        "POST",
+        URL,
+        text.encode("utf-8"),
+        CONTENT_TYPE="application/json; charset=UTF-8",
         HTTP_AUTHORIZATION=f"Bearer {enrolled.token}",
     )
     assert status == 200, body

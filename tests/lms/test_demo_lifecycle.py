@@ -63,6 +63,33 @@ def test_the_pending_invite_accepts_once_per_run():
     assert accepted_demo.accepted_at is not None
 
 
+@pytest.mark.parametrize("key, other", [("org", "otherOrg"), ("otherOrg", "org")])
+def test_the_existing_account_invite_answers_its_own_names_once_per_run(key, other):
+    """CONTRACT 7.3: accepting an invite to an address that has an account answers the
+    invite's names, not the account's, which stay as they were."""
+    first = seed()
+    api = ApiClient()
+    learner = Membership.all_orgs.get(
+        org_id=first[other]["id"], user__email__startswith="learner@"
+    ).user
+    users, members = User.objects.count(), Membership.all_orgs.count()
+    accepted = accept(api, first[key]["invites"]["existingAccount"])
+    assert accepted.status_code == 201, accepted.content
+    body = accepted.json()
+    assert (body["email"], body["orgId"]) == (learner.email, first[key]["id"])
+    assert body["firstName"] != learner.first_name and body["lastName"] != learner.last_name
+    invite = Invite.all_orgs.get(org_id=first[key]["id"], email=learner.email)
+    assert (body["firstName"], body["lastName"]) == (invite.first_name, invite.last_name)
+    learner.refresh_from_db()
+    assert (learner.first_name, learner.last_name) == ("Leo", "Learner")
+    assert User.objects.count() == users and Membership.all_orgs.count() == members + 1
+
+    second = seed()
+    assert Membership.all_orgs.count() == members  # the learner left the inviting organization
+    assert_error(api.get("/api/bundles", token=body["token"]), 401, "unauthenticated")
+    assert accept(api, second[key]["invites"]["existingAccount"]).status_code == 201
+
+
 def admin_sign_in(person: dict):
     from django.test import Client
 

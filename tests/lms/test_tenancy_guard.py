@@ -158,6 +158,7 @@ MODELS = {
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
+    "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
     "automations.AutomationRun": "listed by its automation's id in the runs path",
     "bundles.Bundle": "listed only, filtered by the caller's organization",

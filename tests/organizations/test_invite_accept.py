@@ -140,14 +140,33 @@ def test_an_existing_user_is_found_by_e_mail_in_any_case(api, org, pending):
     user = UserFactory(email="Grace.Hopper@Example.com", first_name="Amazing", last_name="Grace")
     body = accept(api, raw).json()
     assert User.objects.count() == 2  # the inviter and Grace: nobody new
-    assert (body["email"], body["firstName"], body["lastName"]) == (
-        "Grace.Hopper@Example.com",
-        "Amazing",
-        "Grace",
-    )
     assert Membership.all_orgs.get(org=org, user=user).role == "instructor"
     invite.refresh_from_db()
     assert invite.accepted_by.user == user
+    # The answer is the invite's address and names, never the account's (CONTRACT 7.3).
+    assert (body["email"], body["firstName"], body["lastName"]) == (
+        "grace.hopper@example.com",
+        "Grace",
+        "Hopper",
+    )
+
+
+def test_an_existing_account_answers_the_invites_names_and_keeps_its_own(api, org):
+    """Whoever holds the token (an admin of another organization who invited an address) learns
+    neither that the address has an account nor the names it carries."""
+    user = UserFactory(email="ada@example.com", first_name="Augusta", last_name="King")
+    make_member(OrganizationFactory(), user=user)
+    _, raw = make_invite(org, email="ada@example.com", first_name="Ada", last_name="Lovelace")
+    body = accept(api, raw).json()
+    assert (body["email"], body["firstName"], body["lastName"]) == (
+        "ada@example.com",
+        "Ada",
+        "Lovelace",
+    )
+    assert Membership.all_orgs.get(org=org).user == user
+    user.refresh_from_db()
+    assert (user.first_name, user.last_name) == ("Augusta", "King")
+    assert "Augusta" not in str(body) and "King" not in str(body)
 
 
 def test_an_existing_membership_keeps_its_role(api, org, pending, recorded_events):

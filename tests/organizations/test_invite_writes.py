@@ -289,10 +289,11 @@ def test_seed_demo_has_one_invite_token_in_each_state_fresh_on_every_run(api):
     second = json.loads(run("seed_demo", "--json")[0])
     for key in ("org", "otherOrg"):
         tokens = second[key]["invites"]
-        assert set(tokens) == {"pending", "expired", "accepted", "revoked"}
+        assert set(tokens) == {"pending", "expired", "accepted", "revoked", "existingAccount"}
         assert api.get(invite_url(tokens["pending"])).status_code == 200
+        assert api.get(invite_url(tokens["existingAccount"])).status_code == 200
         for state in ("expired", "accepted", "revoked"):
             assert_error(api.get(invite_url(tokens[state])), 410, "invite_unavailable")
         for old in first[key]["invites"].values():
             assert_error(api.get(invite_url(old)), 404, "not_found")
-    assert Invite.all_orgs.count() == 8  # four per organization, not four more per run
+    assert Invite.all_orgs.count() == 10  # five per organization, not five more per run
