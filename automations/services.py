@@ -48,6 +48,8 @@ def save_automation(
         else:
             definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
     automation = instance or Automation()
+    # The same actions keep their revision: nothing to look up or write for them.
+    same_actions = automation.revision_id is not None and automation.actions == definition.actions
     automation.org = org
     automation.name = name
     automation.description = description
@@ -55,7 +57,7 @@ def save_automation(
     automation.actions = definition.actions
     automation.enabled = enabled
     try:
-        automation.full_clean(exclude=["trigger", "actions"])
+        automation.full_clean(exclude=["trigger", "actions", "revision"])
     except DjangoValidationError as exc:
         raise validation_error(
             {
@@ -63,8 +65,18 @@ def save_automation(
                 for field, messages in exc.message_dict.items()
             }
         ) from None
-    automation.save()
+    if same_actions:
+        automation.save(update_fields=_ALL_BUT_ACTIONS)
+    else:
+        automation.save()  # and the revision of its actions (``Automation.save``)
     return automation
+
+
+_ALL_BUT_ACTIONS = [
+    field.name
+    for field in Automation._meta.concrete_fields
+    if not field.primary_key and field.name not in ("actions", "revision")
+]
 
 
 def create_automation(

@@ -16,7 +16,7 @@ from django_tasks_db.models import DBTaskResult
 
 from automations import runs
 from automations.actions import render
-from automations.models import AutomationRun
+from automations.models import AutomationRun, AutomationRunAction
 from learn.models import Enrollment
 from learn.services import enroll
 from tests.automations.factories import AutomationFactory, welcome_email
@@ -149,7 +149,7 @@ def _run(org, trigger, actions, data):
         event_id=automation.id,
         occurred_at=timezone.now(),
         event_data=data,
-        actions=[runs.fresh_action(a) for a in actions],
+        revision_id=automation.revision_id,
         due_at=timezone.now(),
     )
 
@@ -246,8 +246,10 @@ def test_a_failed_run_is_retried_by_the_command(org, learner):
     from django.core.management import call_command
 
     run = _run(org, "enrollment.created", [welcome_email()], {"email": "a@example.com"})
-    run.status, run.actions[0]["status"], run.actions[0]["attempts"] = "failed", "failed", 5
+    run.status = "failed"
     run.save()
+    AutomationRunAction.objects.create(org=org, run=run, index=0, status="failed", attempts=5)
+    assert run.actions[0]["attempts"] == 5
     call_command("retry_automation_run", str(run.id))
     run.refresh_from_db()
     assert run.status == "pending" and run.actions[0]["attempts"] == 0
