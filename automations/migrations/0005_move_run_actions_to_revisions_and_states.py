@@ -65,6 +65,8 @@ def forward(apps, schema_editor):
 
 
 def backward(apps, schema_editor):
+    Automation = apps.get_model("automations", "Automation")
+    Revision = apps.get_model("automations", "AutomationRevision")
     Run = apps.get_model("automations", "AutomationRun")
     RunAction = apps.get_model("automations", "AutomationRunAction")
     for run in Run._base_manager.select_related("revision").iterator(chunk_size=200):
@@ -81,6 +83,11 @@ def backward(apps, schema_editor):
             for index, action in enumerate(run.revision.actions if run.revision_id else [])
         ]
         run.save(update_fields=["actions"])
+    # As 0004 left them: no rows, no revisions.
+    RunAction._base_manager.all().delete()
+    Run._base_manager.update(revision=None)
+    Automation._base_manager.update(revision=None)
+    Revision._base_manager.all().delete()
 
 
 class Migration(migrations.Migration):
