@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import json
 import secrets
@@ -89,12 +90,28 @@ class Automation(OrgScopedModel):
         if errors:
             raise ValidationError(errors)
 
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        if "actions" in field_names:
+            instance._remember_actions()
+        return instance
+
+    def _remember_actions(self) -> None:
+        # The actions of ``revision``, to tell whether a save changes them. A deep copy of
+        # the lists and dicts only (their strings are shared): cheap, and safe from edits
+        # in place.
+        self._revision_actions = copy.deepcopy(self.actions)
+
     def save(self, *args, **kwargs) -> None:
-        """Saves the automation and, when its actions are new to it, their revision (in one
-        transaction: the revision row may come first, as foreign keys are checked at the
-        commit)."""
+        """Saves the automation and, when its actions changed, the revision of the new ones
+        (in one transaction: the revision row may come first, as foreign keys are checked
+        at the commit). Actions as loaded keep their revision without a query."""
         update_fields = kwargs.get("update_fields")
-        if update_fields is not None and "actions" not in update_fields:
+        unchanged = self.revision_id is not None and self.actions == getattr(
+            self, "_revision_actions", object()
+        )
+        if unchanged or (update_fields is not None and "actions" not in update_fields):
             super().save(*args, **kwargs)
             return
         using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
@@ -103,6 +120,7 @@ class Automation(OrgScopedModel):
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, "revision"}
             super().save(*args, **kwargs)
+        self._remember_actions()
 
 
 class AutomationRevision(OrgScopedModel):

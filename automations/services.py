@@ -48,8 +48,6 @@ def save_automation(
         else:
             definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
     automation = instance or Automation()
-    # The same actions keep their revision: nothing to look up or write for them.
-    same_actions = automation.revision_id is not None and automation.actions == definition.actions
     automation.org = org
     automation.name = name
     automation.description = description
@@ -65,18 +63,8 @@ def save_automation(
                 for field, messages in exc.message_dict.items()
             }
         ) from None
-    if same_actions:
-        automation.save(update_fields=_ALL_BUT_ACTIONS)
-    else:
-        automation.save()  # and the revision of its actions (``Automation.save``)
+    automation.save()  # and the revision of its actions when they are new to it
     return automation
-
-
-_ALL_BUT_ACTIONS = [
-    field.name
-    for field in Automation._meta.concrete_fields
-    if not field.primary_key and field.name not in ("actions", "revision")
-]
 
 
 def create_automation(

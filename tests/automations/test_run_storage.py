@@ -227,3 +227,43 @@ def test_the_migrations_move_runs_onto_revisions_and_rows_and_back():
     finally:
         executor = MigrationExecutor(connection)
         executor.migrate(latest)
+
+
+def test_an_admin_edit_of_the_actions_writes_their_revision(org):
+    from django.test import Client
+
+    from automations.services import save_automation
+    from tests.automations.test_automation_writes import form_data
+    from tests.factories import UserFactory
+
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    automation = save_automation(
+        org=org, name="Welcome", trigger="enrollment.created", actions=[welcome_email()]
+    )
+    first = automation.revision_id
+    changed = [welcome_email(subject="Edited in the admin")]
+    response = staff.post(
+        f"/admin/automations/automation/{automation.pk}/change/", form_data(org, actions=changed)
+    )
+    assert response.status_code == 302, response.content[:2000]
+    automation.refresh_from_db()
+    assert automation.revision_id != first and automation.revision.actions == changed
+    # Saved again unchanged: the same revision.
+    response = staff.post(
+        f"/admin/automations/automation/{automation.pk}/change/", form_data(org, actions=changed)
+    )
+    assert response.status_code == 302
+    assert AutomationRevision.objects.for_org(org).count() == 2
+
+
+def test_an_automation_saved_around_the_model_gets_its_revision_when_it_runs(org, learner):
+    from learn.services import enroll
+
+    automation = AutomationFactory(org=org, trigger="enrollment.created")
+    Automation.objects.for_org(org).update(revision=None)  # as a bulk load would leave it
+    AutomationRevision.objects.for_org(org).delete()
+    enroll(membership=learner.membership, course=CourseFactory(org=org))
+    (run,) = AutomationRun.objects.for_org(org)
+    assert run.revision.actions == automation.actions
+    assert Automation.objects.for_org(org).get().revision_id == run.revision_id
