@@ -267,3 +267,42 @@ def test_an_automation_saved_around_the_model_gets_its_revision_when_it_runs(org
     (run,) = AutomationRun.objects.for_org(org)
     assert run.revision.actions == automation.actions
     assert Automation.objects.for_org(org).get().revision_id == run.revision_id
+
+
+def test_the_admins_run_pages_cost_the_same_queries_whatever_the_actions(org):
+    from django.test import Client
+    from django.utils import timezone
+
+    from tests.factories import UserFactory
+
+    made = []
+    for number in (1, 20):
+        automation = AutomationFactory(org=org, actions=[big_email(n) for n in range(number)])
+        run = AutomationRun.objects.create(
+            org=org,
+            automation=automation,
+            revision_id=automation.revision_id,
+            trigger=automation.trigger,
+            event_id=automation.id,
+            occurred_at=timezone.now(),
+            due_at=timezone.now(),
+            status="running",
+        )
+        for index in range(number // 2 + 1):
+            AutomationRunAction.objects.create(
+                org=org, run=run, index=index, status="succeeded", attempts=1
+            )
+        made.append((number, run))
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    staff.get(f"/admin/automations/automationrun/{run.id}/change/")  # caches per process
+    counts = []
+    for number, run in made:
+        with CaptureQueriesContext(connection) as page:
+            detail = staff.get(f"/admin/automations/automationrun/{run.id}/change/")
+        assert detail.status_code == 200
+        assert f"{MARKER}{number - 1}" in detail.content.decode()  # the inputs, as they were
+        with CaptureQueriesContext(connection) as listed:
+            assert staff.get("/admin/automations/automationrun/").status_code == 200
+        counts.append((len(page), len(listed)))
+    assert counts[0] == counts[1]
