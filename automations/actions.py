@@ -36,7 +36,7 @@ class ActionFailed(Exception):
 
 
 def perform(run: AutomationRun, index: int) -> Outcome:
-    action = run.actions[index]
+    action = run.revision.actions[index]  # as it was when the run's event happened
     try:
         return PERFORMERS[action["type"]](run, index, action["input"])
     except ActionFailed as exc:

@@ -1,10 +1,15 @@
 """Automations: when a trigger fires in an organization, run an ordered list of actions."""
 
+from __future__ import annotations
+
 import base64
+import copy
+import hashlib
+import json
 import secrets
 
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, router, transaction
 from django.db.models import Q
 from django.db.models.base import DEFERRED
 
@@ -26,7 +31,12 @@ class Automation(OrgScopedModel):
     """``trigger`` and every action in ``actions`` (an ordered list of ``{type, input}``)
     are valid against ``automations.registry``: model validation (``full_clean``) refuses
     anything else, and the admin and ``services.save_automation`` both run it before
-    saving. The actions are stored as one JSON list, so reading an automation is one query."""
+    saving. The actions are stored as one JSON list, so reading an automation is one query.
+
+    ``revision`` is the immutable snapshot of those actions that runs refer to
+    (``AutomationRevision``): saving the automation with actions it has not had before
+    writes a new one, so an event's runs use the actions as they were when it happened
+    without copying them."""
 
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -35,6 +45,14 @@ class Automation(OrgScopedModel):
     enabled = models.BooleanField(default=True)
     # Signs the automation's webhooks; shown once, when the automation is created over the API.
     signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
+    revision = models.ForeignKey(
+        "AutomationRevision",
+        null=True,
+        editable=False,
+        on_delete=models.DO_NOTHING,  # deleted with the automation, never alone while current
+        related_name="+",
+        db_index=False,
+    )
 
     class Meta:
         constraints = [
@@ -56,6 +74,8 @@ class Automation(OrgScopedModel):
         # The values as stored (those read): what a save must write, and whether a change
         # takes a place among its trigger's enabled automations.
         instance._stored = {name: instance.__dict__.get(name, DEFERRED) for name in EDITABLE}
+        if "actions" in field_names:
+            instance._remember_actions()
         return instance
 
     def changed_fields(self) -> list[str]:
@@ -121,15 +141,103 @@ class Automation(OrgScopedModel):
             raise ValidationError(errors)
 
 
+    def _remember_actions(self) -> None:
+        # The actions of ``revision``, to tell whether a save changes them. A deep copy of
+        # the lists and dicts only (their strings are shared): cheap, and safe from edits
+        # in place.
+        self._revision_actions = copy.deepcopy(self.actions)
+
+    def save(self, *args, **kwargs) -> None:
+        """Saves the automation and, when its actions changed, the revision of the new ones
+        (in one transaction: the revision row may come first, as foreign keys are checked
+        at the commit). Actions as loaded keep their revision without a query."""
+        update_fields = kwargs.get("update_fields")
+        unchanged = self.revision_id is not None and self.actions == getattr(
+            self, "_revision_actions", object()
+        )
+        if unchanged or (update_fields is not None and "actions" not in update_fields):
+            super().save(*args, **kwargs)
+            return
+        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
+        with transaction.atomic(using=using, savepoint=False):
+            self.revision_id = AutomationRevision.of(self, using=using)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "revision"}
+            super().save(*args, **kwargs)
+        self._remember_actions()
+
+
+class AutomationRevision(OrgScopedModel):
+    """The actions of an automation as they were once saved, never changed afterwards: what
+    its runs perform. One per distinct list of actions of the automation (``digest``), so
+    saving a name or toggling ``enabled`` writes none. Bounded by the limits of an
+    automation (CONTRACT 8.9), and written by staff's saves alone, never by a learner's
+    request. ``types`` is the actions' types in order: what a run's outcome lists without
+    reading the inputs."""
+
+    automation = models.ForeignKey(
+        Automation, on_delete=models.CASCADE, related_name="revisions", db_index=False
+    )
+    digest = models.CharField(max_length=64)
+    actions = models.JSONField(default=list)
+    types = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            # Not led by ``org``: revisions are reached through their automation alone, and
+            # deleting one finds them by it.
+            models.UniqueConstraint(
+                fields=["automation", "digest"], name="automation_revision_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.digest[:12]} of {self.automation_id}"
+
+    @staticmethod
+    def digest_of(actions: list) -> str:
+        text = json.dumps(actions, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @classmethod
+    def of(cls, automation: Automation, *, using: str) -> object:
+        """The id of the revision of ``automation``'s current actions, written if new (one
+        query to find it, one more to write it)."""
+        digest = cls.digest_of(automation.actions)
+        rows = cls.all_orgs.using(using)
+        if not automation._state.adding or automation._state.db is not None:
+            found = (
+                rows.filter(org_id=automation.org_id, automation_id=automation.pk, digest=digest)
+                .values_list("id", flat=True)
+                .first()
+            )
+            if found is not None:
+                return found
+        actions = automation.actions
+        types = [a.get("type") if isinstance(a, dict) else None for a in actions or []]
+        revision = cls(
+            org_id=automation.org_id,
+            automation_id=automation.pk,
+            digest=digest,
+            actions=actions,
+            types=types,
+        )
+        revision.save(using=using, force_insert=True)
+        return revision.id
+
+
 class AutomationRun(OrgScopedModel):
     """One execution of an automation for one event (at most one per automation and event).
 
-    ``actions`` is the automation's list as it was when the event happened, each entry with
-    its own outcome: ``{"type", "input", "status", "attempts", "lastError", "response"}``.
-    ``due_at`` is when a worker may next take the run: its creation, the time of its next
-    attempt, or, while a worker holds it, the end of that worker's lease. A pending or
-    running run whose ``due_at`` passed long ago lost its hand-off to the worker (a process
-    died) and is enqueued again by the sweep."""
+    ``revision`` is the automation's actions as they were when the event happened; each
+    action's outcome is an ``AutomationRunAction`` row, written by the worker when it first
+    attempts the action (an action without one is still pending), so that recording a run
+    writes this row alone and an attempt updates its action's row alone. ``due_at`` is when
+    a worker may next take the run: its creation, the time of its next attempt, or, while a
+    worker holds it, the end of that worker's lease. ``enqueued_at`` is when it was last
+    handed to the task queue and not yet taken by a worker since (null once taken). A
+    pending or running run whose ``due_at`` passed long ago lost its hand-off to the worker
+    (a process died) and is enqueued again by the sweep."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -140,14 +248,20 @@ class AutomationRun(OrgScopedModel):
     automation = models.ForeignKey(
         Automation, on_delete=models.CASCADE, related_name="runs", db_index=False
     )
+    revision = models.ForeignKey(
+        AutomationRevision,
+        on_delete=models.DO_NOTHING,  # deleted with the automation, as the runs are
+        related_name="+",
+        db_index=False,
+    )
     trigger = models.CharField(max_length=64)
     event_id = models.UUIDField()
     occurred_at = models.DateTimeField()
     event_data = models.JSONField(default=dict)
     depth = models.PositiveSmallIntegerField(default=0)
-    actions = models.JSONField(default=list)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     due_at = models.DateTimeField()
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -171,3 +285,75 @@ class AutomationRun(OrgScopedModel):
 
     def __str__(self) -> str:
         return f"{self.trigger} run of {self.automation_id}"
+
+    def outcomes(self) -> list[dict]:
+        """Each action's outcome in the run's wire shape (``{"type", "status", "attempts",
+        "lastError", "response"}``), in order: from the revision's types and the action
+        rows (prefetched by a list, as ``action_states``), never the inputs."""
+        states = {state.index: state for state in self.action_states.all()}
+        return [
+            AutomationRunAction.outcome(kind, states.get(index))
+            for index, kind in enumerate(self.revision.types)
+        ]
+
+    @property
+    def actions(self) -> list[dict]:
+        """Each action with its input and outcome: ``{"type", "input", "status", ...}``
+        (reads the revision's inputs: for the worker and a run's own page, not lists)."""
+        outcomes = self.outcomes()
+        return [
+            {"type": action["type"], "input": action["input"], **outcome}
+            for action, outcome in zip(self.revision.actions, outcomes, strict=True)
+        ]
+
+
+class AutomationRunAction(OrgScopedModel):
+    """The outcome of one action of a run (``index`` in its revision's actions), written
+    when the worker first attempts it and updated by each attempt; an action without a row
+    is pending. ``response`` is a webhook's answer (``{"status", "durationMs", "body"}``)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        SKIPPED = "skipped"
+
+    run = models.ForeignKey(
+        AutomationRun, on_delete=models.CASCADE, related_name="action_states", db_index=False
+    )
+    index = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    response = models.JSONField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Not led by ``org``: the rows are reached through their run alone (a page of
+            # runs, the worker, deleting runs).
+            models.UniqueConstraint(fields=["run", "index"], name="automation_run_action_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"action {self.index} of run {self.run_id}"
+
+    @staticmethod
+    def outcome(kind: str, state: AutomationRunAction | None) -> dict:
+        if state is None:
+            return {
+                "type": kind,
+                "status": "pending",
+                "attempts": 0,
+                "lastError": None,
+                "response": None,
+            }
+        return {
+            "type": kind,
+            "status": state.status,
+            "attempts": state.attempts,
+            "lastError": state.last_error or None,
+            "response": state.response,
+        }

@@ -17,15 +17,18 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import DurationField, ExpressionWrapper, F, Q, Value
+from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
-from automations.models import Automation, AutomationRun
+from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.registry import TRIGGERS
 from lms.events import Event
 from lms.metrics import count_automation_run
 
 logger = logging.getLogger(__name__)
 Status = AutomationRun.Status
+ActionStatus = AutomationRunAction.Status
 
 # An action of a run of this depth may still cause events; none deeper starts a run, so
 # automations that cause each other's triggers stop.
@@ -36,13 +39,15 @@ UNFINISHED = (Status.PENDING, Status.RUNNING)
 def record_runs(event: Event) -> None:
     """One pending run per enabled automation of the event's organization and trigger, in
     the caller's transaction: two queries at most, whatever the number of automations, and
-    one hand-off to the worker after the commit."""
+    one hand-off to the worker after the commit. A run row refers to its automation's
+    current revision of the actions, never copies them: the event's request writes the run
+    rows alone (CONTRACT 8.9)."""
     if event.type not in TRIGGERS or event.depth > MAX_DEPTH:
         return
     automations = list(
-        Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True).only(
-            "id", "actions"
-        )
+        Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True)
+        .values_list("id", "revision_id")
+        .order_by()
     )
     if not automations:
         return
@@ -50,23 +55,33 @@ def record_runs(event: Event) -> None:
     runs = [
         AutomationRun(
             org_id=event.org_id,
-            automation_id=automation.id,
+            automation_id=automation_id,
+            revision_id=revision_id or _revision_of(event.org_id, automation_id),
             trigger=event.type,
             event_id=event.id,
             occurred_at=event.occurred_at,
             event_data=event.data,
             depth=event.depth,
-            actions=[fresh_action(action) for action in automation.actions],
             due_at=now,
+            enqueued_at=now,  # by the hand-off, right after the commit
         )
-        for automation in automations
+        for automation_id, revision_id in automations
     ]
     AutomationRun.objects.bulk_create(runs, ignore_conflicts=True)
     run_ids = [str(run.id) for run in runs]
     transaction.on_commit(lambda: hand_off(run_ids), robust=True)
 
 
+def _revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
+    """The revision of an automation that has none yet (one written around ``save``, as a
+    bulk load does): its actions' revision, written now, once."""
+    automation = Automation.objects.filter(org_id=org_id).get(id=automation_id)
+    automation.save(update_fields=["actions"])
+    return automation.revision_id
+
+
 def fresh_action(action: dict) -> dict:
+    """An action of a run that no worker has attempted yet, with its input."""
     return {
         "type": action["type"],
         "input": action["input"],
@@ -98,14 +113,16 @@ def _lease() -> timedelta:
 
 
 def claim(run_id: uuid.UUID | str) -> AutomationRun | None:
-    """The run, now held by this worker until its lease ends; None when it is finished, not
-    due yet, or held by another worker (a duplicate hand-off is harmless; a task that comes
-    early, from a machine whose clock is ahead, leaves the run to the sweep)."""
+    """The run with its revision, now held by this worker until its lease ends; None when
+    it is finished, not due yet, or held by another worker (a duplicate hand-off is
+    harmless; a task that comes early, from a machine whose clock is ahead, leaves the run
+    to the sweep). Taking it clears ``enqueued_at``: no task of it waits any more."""
     now = timezone.now()
     with transaction.atomic():
         run = (
             AutomationRun.objects.across_orgs()
-            .select_for_update()
+            .select_related("revision")
+            .select_for_update(of=("self",))
             .filter(id=run_id, status__in=UNFINISHED, due_at__lte=now)
             .first()
         )
@@ -113,41 +130,73 @@ def claim(run_id: uuid.UUID | str) -> AutomationRun | None:
             return None
         run.status = Status.RUNNING
         run.due_at = now + _lease()
-        run.save(update_fields=["status", "due_at", "updated_at"])
+        run.enqueued_at = None
+        run.save(update_fields=["status", "due_at", "enqueued_at", "updated_at"])
     return run
 
 
+def _save_state(state: AutomationRunAction, *fields: str) -> None:
+    """Write one action's outcome: its row's first write inserts it, later ones update
+    only ``fields`` of it."""
+    if state._state.adding:
+        state.save(force_insert=True)
+    else:
+        state.save(update_fields=[*fields, "updated_at"])
+
+
 def execute(run_id: uuid.UUID | str) -> None:
-    """Run the actions of the run that are not done yet, in order (see the module)."""
+    """Run the actions of the run that are not done yet, in order (see the module). Each
+    attempt writes its action's row and the run's lease, never the other actions."""
     from automations.actions import perform
 
     run = claim(run_id)
     if run is None:
         return
-    for index, action in enumerate(run.actions):
-        if action["status"] == "succeeded":
+    states = {
+        state.index: state
+        for state in AutomationRunAction.objects.filter(org_id=run.org_id, run_id=run.id)
+    }
+    for index in range(len(run.revision.types)):
+        state = states.get(index)
+        if state is not None and state.status == ActionStatus.SUCCEEDED:
             continue
-        action.update(status="running", attempts=action["attempts"] + 1)
-        run.due_at = timezone.now() + _lease()
-        run.save(update_fields=["actions", "due_at", "updated_at"])
+        if state is None:
+            state = AutomationRunAction(org_id=run.org_id, run=run, index=index)
+        now = timezone.now()
+        state.status, state.attempts = ActionStatus.RUNNING, state.attempts + 1
+        state.started_at, state.finished_at = now, None
+        _save_state(state, "status", "attempts", "started_at", "finished_at")
+        run.due_at = now + _lease()
+        run.save(update_fields=["due_at", "updated_at"])
         outcome = perform(run, index)
-        action.update(lastError=outcome.error, response=outcome.response)
+        state.last_error, state.response = outcome.error or "", outcome.response
         if outcome.error is None:
-            action["status"] = "succeeded"
+            state.status, state.finished_at = ActionStatus.SUCCEEDED, timezone.now()
+            _save_state(state, "status", "last_error", "response", "finished_at")
             continue
-        if action["attempts"] < settings.LMS_AUTOMATION_ATTEMPTS:
+        if state.attempts < settings.LMS_AUTOMATION_ATTEMPTS:
             # Stays running, and so does the run, until the next attempt.
+            _save_state(state, "last_error", "response")
             run.due_at = timezone.now() + timedelta(
-                seconds=delay_before_attempt(action["attempts"] + 1)
+                seconds=delay_before_attempt(state.attempts + 1)
             )
-            run.save(update_fields=["actions", "due_at", "updated_at"])
+            run.enqueued_at = timezone.now()
+            run.save(update_fields=["due_at", "enqueued_at", "updated_at"])
             from automations.tasks import execute_run
 
             enqueue(execute_run, run_after=run.due_at, run_id=str(run.id))
             return
-        action["status"] = "failed"
-        for later in run.actions[index + 1 :]:
-            later["status"] = "skipped"
+        state.status, state.finished_at = ActionStatus.FAILED, timezone.now()
+        _save_state(state, "status", "last_error", "response", "finished_at")
+        AutomationRunAction.objects.bulk_create(
+            [
+                AutomationRunAction(
+                    org_id=run.org_id, run=run, index=later, status=ActionStatus.SKIPPED
+                )
+                for later in range(index + 1, len(run.revision.types))
+            ],
+            ignore_conflicts=True,
+        )
         _finish(run, Status.FAILED)
         return
     _finish(run, Status.SUCCEEDED)
@@ -156,40 +205,63 @@ def execute(run_id: uuid.UUID | str) -> None:
 def _finish(run: AutomationRun, status: str) -> None:
     run.status = status
     run.finished_at = timezone.now()
-    run.save(update_fields=["actions", "status", "finished_at", "updated_at"])
+    run.save(update_fields=["status", "finished_at", "updated_at"])
     count_automation_run(run.trigger, status)
 
 
 def sweep_runs() -> int:
-    """Enqueue every unfinished run that is overdue by a lease (its worker died, or its
-    hand-off was lost) and mark it due now, so that the next sweep leaves it a lease
-    longer. How many."""
+    """Enqueue the unfinished runs that are overdue by a lease (their worker died, or their
+    hand-off was lost), 1,000 at most per call; how many.
+
+    A run whose last task no worker has taken yet (``enqueued_at`` set: the worker lags, or
+    the task was lost) is enqueued again only once it has waited in the queue at least a
+    lease and at least as long as the run had been overdue when that task was enqueued: the
+    intervals double while no worker takes the run, so a lagging worker does not find the
+    queue filled with copies of the same runs, and a lost task is still replaced. Each run
+    is marked in the same statement that chooses it, so sweeps that run at the same time
+    never enqueue one run twice."""
     now = timezone.now()
-    overdue = list(
-        AutomationRun.objects.across_orgs()
-        .filter(status__in=UNFINISHED, due_at__lte=now - _lease())
-        .values_list("id", flat=True)[:1000]
+    lease = _lease()
+    waited = ExpressionWrapper(Value(now) - F("enqueued_at"), output_field=DurationField())
+    late_when_enqueued = ExpressionWrapper(
+        F("enqueued_at") - F("due_at"), output_field=DurationField()
     )
-    if not overdue:
+    overdue = (
+        AutomationRun.objects.across_orgs()
+        .filter(status__in=UNFINISHED, due_at__lte=now - lease)
+        .filter(
+            Q(enqueued_at__isnull=True)
+            | Q(enqueued_at__lte=now - lease) & Q(LessThanOrEqual(late_when_enqueued, waited))
+        )
+    )
+    chosen = overdue.filter(id__in=overdue.values("id")[:1000]).update(enqueued_at=now)
+    if not chosen:
         return 0
-    AutomationRun.objects.across_orgs().filter(id__in=overdue).update(due_at=now)
+    marked = list(
+        AutomationRun.objects.across_orgs()
+        .filter(status__in=UNFINISHED, enqueued_at=now)
+        .values_list("id", flat=True)
+    )
     from automations.tasks import execute_run
 
-    for run_id in overdue:
+    for run_id in marked:
         enqueue(execute_run, run_id=str(run_id))
-    return len(overdue)
+    return len(marked)
 
 
 def retry_run(run: AutomationRun) -> None:
-    """Start a failed run again from its failed action, with fresh attempts."""
+    """Start a failed run again from its failed action, with fresh attempts: the rows of
+    its failed and skipped actions go, so those actions are pending again."""
     with transaction.atomic():
-        for action in run.actions:
-            if action["status"] in ("failed", "skipped"):
-                action.update(status="pending", attempts=0, lastError=None, response=None)
+        AutomationRunAction.objects.filter(
+            org_id=run.org_id,
+            run_id=run.id,
+            status__in=[ActionStatus.FAILED, ActionStatus.SKIPPED],
+        ).delete()
         run.status = Status.PENDING
         run.finished_at = None
-        run.due_at = timezone.now()
-        run.save(update_fields=["actions", "status", "finished_at", "due_at", "updated_at"])
+        run.due_at = run.enqueued_at = timezone.now()
+        run.save(update_fields=["status", "finished_at", "due_at", "enqueued_at", "updated_at"])
         run_id = str(run.id)
         from automations.tasks import execute_run
 

@@ -126,6 +126,6 @@ class AutomationRunSerializer(serializers.Serializer):
     event = RunEventSerializer(source="*")
     status = serializers.ChoiceField(choices=["pending", "running", "succeeded", "failed"])
     depth = serializers.IntegerField(help_text="0 for a person's act; +1 per automation.")
-    actions = RunActionSerializer(many=True)
+    actions = RunActionSerializer(many=True, source="outcomes")
     createdAt = serializers.DateTimeField(source="created_at")
     finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)

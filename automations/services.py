@@ -72,7 +72,9 @@ def save_automation(
     try:
         # The name's uniqueness is checked above and by the database (below); the id is new.
         automation.full_clean(
-            exclude=["trigger", "actions"], validate_unique=False, validate_constraints=False
+            exclude=["trigger", "actions", "revision"],
+            validate_unique=False,
+            validate_constraints=False,
         )
     except DjangoValidationError as exc:
         raise validation_error(
@@ -83,7 +85,7 @@ def save_automation(
         ) from None
     try:
         if automation._state.adding:
-            automation.save()
+            automation.save()  # and the revision of its actions when they are new to it
         else:
             automation.save(update_fields=[*changed, "updated_at"])
     except IntegrityError as exc:

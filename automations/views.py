@@ -1,10 +1,11 @@
+from django.db.models import Prefetch, prefetch_related_objects
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from automations import services
-from automations.models import Automation, AutomationRun
+from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.selectors import automation_fields
 from automations.serializers import (
     AutomationRunSerializer,
@@ -209,7 +210,22 @@ class AutomationRunListView(_AdminListView):
     omit_error_statuses = ("429",)
 
     def rows(self):
-        return self.scoped().filter(automation_id=self.kwargs["id"])
+        # The revision's types, not its inputs: a page never reads the actions' inputs.
+        return (
+            self.scoped()
+            .filter(automation_id=self.kwargs["id"])
+            .select_related("revision")
+            .defer("revision__actions")
+        )
+
+    def paginate_queryset(self, queryset):
+        """The page's runs with their actions' rows: one query more, whatever the page."""
+        page = super().paginate_queryset(queryset)
+        prefetch_related_objects(
+            page or [],
+            Prefetch("action_states", queryset=AutomationRunAction.objects.for_org(self.org)),
+        )
+        return page
 
     @extend_schema(
         operation_id="list_automation_runs",

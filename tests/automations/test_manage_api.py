@@ -8,8 +8,7 @@ import pytest
 from django.utils import timezone
 
 from automations import definition as definition_module
-from automations.models import Automation, AutomationRun
-from automations.runs import fresh_action
+from automations.models import Automation, AutomationRun, AutomationRunAction
 from tests.automations.factories import AutomationFactory, welcome_email
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import CourseFactory
@@ -185,7 +184,7 @@ def make_run(automation, **fields) -> AutomationRun:
         event_id=fields.pop("event_id", None) or AutomationRun().id,
         occurred_at=now,
         event_data={"email": "a@example.com"},
-        actions=[fresh_action(a) for a in automation.actions],
+        revision_id=automation.revision_id,
         due_at=now,
         **fields,
     )
@@ -195,7 +194,8 @@ def test_runs_are_listed_newest_first_in_their_shape(api, owner, django_assert_n
     automation = AutomationFactory(org=owner.org)
     older, newer = make_run(automation), make_run(automation, status="running", depth=1)
     make_run(AutomationFactory(org=owner.org))
-    with django_assert_num_queries(3):  # token, the automation, the rows
+    # token, the automation, the rows (with their revision's types), their actions' rows
+    with django_assert_num_queries(4):
         page = api.get(f"{URL}/{automation.id}/runs", token=owner.token).json()
     assert page["total"] == 2
     assert [row["id"] for row in page["rows"]] == [str(newer.id), str(older.id)]
@@ -234,3 +234,57 @@ def test_an_enroll_action_names_a_course_of_the_organization(api, owner, other_o
     assert set(assert_error(error, 400, "validation_error")["details"]) == {
         "actions.0.input.courseId"
     }
+
+
+def test_a_page_of_runs_shows_each_actions_outcome_in_constant_queries(
+    api, owner, django_assert_num_queries
+):
+    actions = [welcome_email(), HOOK, welcome_email(subject="Bye")]
+    automation = AutomationFactory(org=owner.org, actions=actions)
+    response = {"status": 500, "durationMs": 12, "body": "x" * 1024}
+    made = []
+    for number in range(12):
+        run = make_run(automation, status="running")
+        AutomationRunAction.objects.create(
+            org=owner.org, run=run, index=0, status="succeeded", attempts=1
+        )
+        AutomationRunAction.objects.create(
+            org=owner.org,
+            run=run,
+            index=1,
+            status="running",
+            attempts=number % 3 + 1,
+            last_error="The endpoint answered 500.",
+            response=response,
+        )
+        made.append(run)
+    for size in (1, 12):  # full pages: the total is counted too
+        with django_assert_num_queries(5):
+            page = api.get(
+                f"{URL}/{automation.id}/runs", token=owner.token, query={"pageSize": size}
+            ).json()
+        assert len(page["rows"]) == size and page["total"] == 12
+    assert [row["id"] for row in page["rows"]] == [str(r.id) for r in reversed(made)]
+    assert page["rows"][0]["actions"] == [
+        {
+            "type": "send_email",
+            "status": "succeeded",
+            "attempts": 1,
+            "lastError": None,
+            "response": None,
+        },
+        {
+            "type": "webhook",
+            "status": "running",
+            "attempts": 3,
+            "lastError": "The endpoint answered 500.",
+            "response": response,
+        },
+        {
+            "type": "send_email",
+            "status": "pending",
+            "attempts": 0,
+            "lastError": None,
+            "response": None,
+        },
+    ]

@@ -50,6 +50,8 @@ def test_the_repair_migration_makes_stored_inputs_renderable_and_ids_lower_case(
     finally:
         call_command("migrate", "automations", verbosity=0)
     assert Automation.all_orgs.get(id=upper.id).actions[0]["input"]["courseId"] == str(course.id)
+    revision = Automation.all_orgs.select_related("revision").get(id=upper.id).revision
+    assert revision.actions[0]["input"]["courseId"] == str(course.id)
     assert Automation.all_orgs.get(id=valid.id).actions == [welcome_email()]
     assert Automation.all_orgs.get(id=valid.id).updated_at == stamp
     listed = api.get("/api/automations", token=owner.token)

@@ -16,12 +16,12 @@ from django_tasks_db.models import DBTaskResult
 
 from automations import runs
 from automations.actions import render
-from automations.models import AutomationRun
+from automations.models import AutomationRun, AutomationRunAction
 from learn.models import Enrollment
 from learn.services import enroll
 from tests.automations.factories import AutomationFactory, welcome_email
 from tests.factories import UserFactory
-from tests.helpers import make_member
+from tests.helpers import at_once, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +149,7 @@ def _run(org, trigger, actions, data):
         event_id=automation.id,
         occurred_at=timezone.now(),
         event_data=data,
-        actions=[runs.fresh_action(a) for a in actions],
+        revision_id=automation.revision_id,
         due_at=timezone.now(),
     )
 
@@ -246,8 +246,10 @@ def test_a_failed_run_is_retried_by_the_command(org, learner):
     from django.core.management import call_command
 
     run = _run(org, "enrollment.created", [welcome_email()], {"email": "a@example.com"})
-    run.status, run.actions[0]["status"], run.actions[0]["attempts"] = "failed", "failed", 5
+    run.status = "failed"
     run.save()
+    AutomationRunAction.objects.create(org=org, run=run, index=0, status="failed", attempts=5)
+    assert run.actions[0]["attempts"] == 5
     call_command("retry_automation_run", str(run.id))
     run.refresh_from_db()
     assert run.status == "pending" and run.actions[0]["attempts"] == 0
@@ -329,3 +331,79 @@ def test_custom_headers_cannot_replace_the_deliverys_own(settings, org):
     assert received.get_all("webhook-id") == [f"msg_{run.id.hex}_0"]
     assert received.get_all("content-type") == ["application/json"]
     assert received["x-source"] == "lms"
+
+
+def _execute_tasks_per_run() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for task in DBTaskResult.objects.filter(task_path="automations.tasks.execute_run"):
+        run_id = task.args_kwargs["kwargs"]["run_id"]
+        counts[run_id] = counts.get(run_id, 0) + 1
+    return counts
+
+
+def test_while_no_worker_takes_them_the_sweep_enqueues_each_run_once_per_lease_and_less(
+    settings, api, org
+):
+    """Item: a worker lagging by more than a lease. 30 runs recorded by events (their
+    hand-off task waits, nobody consumes it); sweeps several times a lease for eight leases:
+    each run is enqueued once in its first lease overdue, then at doubling intervals."""
+    settings.LMS_AUTOMATION_LEASE_SECONDS = 60
+    for _ in range(30):
+        AutomationFactory(org=org, trigger="enrollment.created")
+    member, course = make_member(org), CourseFactory(org=org)
+    enroll(membership=member.membership, course=course)
+    waiting = AutomationRun.objects.for_org(org)
+    assert waiting.count() == 30
+
+    def later(seconds: float) -> None:  # time passes: every stored time moves back
+        shift = timedelta(seconds=seconds)
+        for run in waiting.all():
+            run.due_at -= shift
+            run.enqueued_at = run.enqueued_at and run.enqueued_at - shift
+            run.save(update_fields=["due_at", "enqueued_at"])
+
+    assert runs.sweep_runs() == 0  # not overdue yet
+    later(61)
+    assert runs.sweep_runs() == 30
+    for _ in range(5):  # several sweeps within the lease
+        later(10)
+        assert runs.sweep_runs() == 0
+    counts = _execute_tasks_per_run()
+    assert sorted(counts) == sorted(str(r.id) for r in waiting) and set(counts.values()) == {1}
+    swept = 1
+    for _ in range(6 * 8):  # eight more leases, a sweep every 10 s
+        later(10)
+        swept += runs.sweep_runs() // 30
+    # Overdue by 1 lease, then 2, 4, 8 leases: 4 tasks each, where one every lease made 9.
+    assert swept == 4
+    assert set(_execute_tasks_per_run().values()) == {4}
+    # A worker takes a run: it is no longer waiting, and dies; a lease later it is swept.
+    run = waiting.first()
+    assert runs.claim(run.id) is not None
+    later(121)
+    assert runs.sweep_runs() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite serializes all writes")
+def test_sweeps_at_the_same_time_enqueue_each_run_once(settings, org):
+    settings.LMS_AUTOMATION_LEASE_SECONDS = 60
+    automation = AutomationFactory(org=org)
+    overdue = timezone.now() - timedelta(seconds=120)
+    AutomationRun.objects.bulk_create(
+        AutomationRun(
+            org=org,
+            automation=automation,
+            revision_id=automation.revision_id,
+            trigger=automation.trigger,
+            event_id=AutomationRun().id,
+            occurred_at=overdue,
+            due_at=overdue,
+            enqueued_at=overdue,
+        )
+        for _ in range(300)
+    )
+    swept = at_once([lambda client: runs.sweep_runs() for _ in range(4)])
+    assert sum(swept) == 300
+    counts = _execute_tasks_per_run()
+    assert len(counts) == 300 and set(counts.values()) == {1}

@@ -161,6 +161,8 @@ MODELS = {
     "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
     "automations.AutomationRun": "listed by its automation's id in the runs path",
+    "automations.AutomationRevision": "never by id; read through its automation's runs",
+    "automations.AutomationRunAction": "never by id; read through its run",
     "bundles.Bundle": "listed only, filtered by the caller's organization",
     "bundles.BundleCourse": "admin only",
     "bundles.BundleDownload": "admin only",

@@ -50,17 +50,21 @@ def repaired_actions(actions):
 
 
 def repair(apps, schema_editor):
-    Automation = apps.get_model("automations", "Automation")
-    rows = Automation._base_manager.using(schema_editor.connection.alias)
-    for automation_id, actions in rows.values_list("id", "actions").iterator(chunk_size=500):
-        repaired = repaired_actions(actions)
-        if repaired != actions:
-            rows.filter(id=automation_id).update(actions=repaired)
+    # The automations, and the revisions their runs perform (the digest stays: it names the
+    # actions as they were saved, and a later save of the repaired ones writes their own).
+    for model in ("Automation", "AutomationRevision"):
+        rows = apps.get_model("automations", model)._base_manager.using(
+            schema_editor.connection.alias
+        )
+        for row_id, actions in rows.values_list("id", "actions").iterator(chunk_size=500):
+            repaired = repaired_actions(actions)
+            if repaired != actions:
+                rows.filter(id=row_id).update(actions=repaired)
 
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("automations", "0003_automation_runs"),
+        ("automations", "0006_drop_run_actions_copy"),
     ]
 
     operations = [
