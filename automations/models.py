@@ -140,7 +140,6 @@ class Automation(OrgScopedModel):
         if errors:
             raise ValidationError(errors)
 
-
     def _remember_actions(self) -> None:
         # The actions of ``revision``, to tell whether a save changes them. A deep copy of
         # the lists and dicts only (their strings are shared): cheap, and safe from edits
