@@ -17,8 +17,8 @@ from tests.processes import free_port, get
 from tests.proof.processes import ROOT, clean_env
 
 
-def _session(sid: int) -> dict[int, str]:
-    """The processes of a session: pid to command line."""
+def _session(sid: int) -> dict[int, list[str]]:
+    """The live processes of a session: pid to arguments."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -28,7 +28,7 @@ def _session(sid: int) -> dict[int, str]:
                 continue
             if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                 continue  # exited, waiting to be reaped
-            found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            found[int(entry.name)] = (entry / "cmdline").read_bytes().decode().split("\0")
         except (OSError, ProcessLookupError):
             continue
     return found
@@ -44,11 +44,12 @@ def _wait(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _workers(sid: int) -> set[int]:
+def _managing(sid: int, command: str) -> set[int]:
+    """The Python processes of the session running ``manage.py <command>``."""
     return {
         pid
-        for pid, command in _session(sid).items()
-        if "manage.py db_worker" in command and not command.startswith("sh ")
+        for pid, args in _session(sid).items()
+        if "python" in Path(args[0]).name and args[1:3] == ["manage.py", command]
     }
 
 
@@ -83,11 +84,12 @@ def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_pa
                 return False
 
         _wait(ready, 120, "make serve to answer")
-        (worker,) = _wait(lambda: _workers(make.pid), 30, "the task worker")
-        commands = _session(make.pid).values()
-        assert any("sweep_automation_runs --every 60" in c for c in commands)
+        (worker,) = _wait(lambda: _managing(make.pid, "db_worker"), 30, "the task worker")
+        assert len(_managing(make.pid, "sweep_automation_runs")) == 1
         os.kill(worker, signal.SIGKILL)
-        (again,) = _wait(lambda: _workers(make.pid) - {worker}, 30, "the worker's restart")
+        (again,) = _wait(
+            lambda: _managing(make.pid, "db_worker") - {worker}, 30, "the worker's restart"
+        )
         assert again != worker and ready()
         os.killpg(make.pid, signal.SIGINT)  # Ctrl-C
         make.wait(timeout=30)
