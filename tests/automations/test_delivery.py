@@ -5,6 +5,11 @@ a time, and read back through the API; the receivers are real sockets on the loo
 
 from __future__ import annotations
 
+import http.server
+import shutil
+import ssl
+import subprocess
+import threading
 import time
 
 import pytest
@@ -119,6 +124,55 @@ def test_a_stalled_tls_handshake_ends_at_the_deadline(
     action, took = attempt_once(api, owner, f"https://127.0.0.1:{receiver.port}/tls")
     assert 0.9 < took < 2
     assert_failed_attempt(action, "No complete answer within 1 s.")
+
+
+@pytest.fixture
+def tls_receiver(tmp_path, monkeypatch):
+    """An HTTPS receiver on the loopback with a certificate of its own for 127.0.0.1, which
+    the worker trusts (SSL_CERT_FILE) as it trusts the system's authorities."""
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            answer = b"signed: " + self.headers["webhook-signature"][:3].encode() + body[:1]
+            self.send_response(202)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def test_a_delivery_over_tls_is_answered_and_the_certificate_checked(
+    api, owner, private_allowed, tls_receiver
+):
+    action, _ = attempt_once(api, owner, f"https://127.0.0.1:{tls_receiver}/hook")
+    assert action["status"] == "succeeded", action
+    assert action["response"]["status"] == 202 and action["response"]["body"] == "signed: v1,{"
+    action, _ = attempt_once(api, owner, f"https://localhost:{tls_receiver}/hook")
+    assert action["status"] == "running" and action["response"] is None
+    assert action["lastError"].startswith("SSLCertVerificationError: ")
+    assert "not valid for 'localhost'" in action["lastError"]
 
 
 def test_endless_fast_interim_answers_fail_once_64_kib_are_read(
