@@ -1,6 +1,8 @@
 """Automations run in a real worker process (contract 7.2), on the suite's database engine:
 gunicorn answers the request that causes an event, db_worker executes the run, and a real
-HTTP receiver on the loopback gets the signed webhooks. Once more on Redis with rqworker."""
+HTTP receiver on the loopback gets the signed webhooks. Once more on Redis with rqworker; the
+tests of a worker killed mid-delivery, of a slow receiver and of a database outage run on
+both task backends."""
 
 from __future__ import annotations
 
