@@ -39,11 +39,12 @@ run serve: export LMS_WORKERS ?= 2
 run serve: export LMS_LOG_STATIC ?= false
 SERVED_AT = http://$(subst 0.0.0.0,127.0.0.1,$(or $(LMS_BIND),127.0.0.1:8000))
 # The automations' worker (database backend, or RQ with LMS_TASKS_BACKEND=rq) and the sweep
-# that enqueues runs whose worker died, beside gunicorn; Ctrl-C (or gunicorn ending) stops all.
+# that enqueues runs whose worker died, beside gunicorn, each started again whenever it exits
+# (deploy/keep-running); Ctrl-C (or gunicorn ending) stops all.
 QUEUE = $(or $(LMS_TASKS_QUEUE),default)
 WORKER = $(if $(filter rq,$(LMS_TASKS_BACKEND)),rqworker --with-scheduler --job-class django_tasks_rq.Job $(QUEUE),db_worker --queue-name $(QUEUE))
-SERVE = $(BIN)/python manage.py $(WORKER) & worker=$$!; \
-	$(BIN)/python manage.py sweep_automation_runs --every 60 & sweeper=$$!; \
+SERVE = sh deploy/keep-running $(BIN)/python manage.py $(WORKER) & worker=$$!; \
+	sh deploy/keep-running $(BIN)/python manage.py sweep_automation_runs --every 60 & sweeper=$$!; \
 	trap 'kill $$worker $$sweeper 2>/dev/null; wait' EXIT INT TERM; \
 	$(BIN)/gunicorn -c gunicorn.conf.py
 

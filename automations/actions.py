@@ -7,7 +7,6 @@ import base64
 import hashlib
 import hmac
 import http.client
-import ipaddress
 import json
 import re
 import socket
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.mail import send_mail
 
+from automations import delivery
 from automations.models import Automation, AutomationRun
 from learn.models import Activity, Course
 from learn.services import enroll
@@ -137,23 +137,30 @@ def iso(moment) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def _public_address(host: str, port: int) -> str:
-    """An address ``host`` resolves to; refuses loopback, private, link-local and other
-    non-public addresses unless LMS_WEBHOOK_ALLOW_PRIVATE is on."""
+REFUSED = "refused: not a public address"
+
+
+def _public_address(host: str, port: int, deadline: delivery.Deadline | None = None) -> str:
+    """The address ``host`` resolves to, to connect to. Unless LMS_WEBHOOK_ALLOW_PRIVATE is
+    on, a host with any address that is not public (``delivery.is_public``) is refused, and
+    so is one that does not resolve, with the same words and no address: a run's
+    ``lastError`` tells a tenant nothing of how names resolve inside the network, nor
+    whether a name exists there."""
+    deadline = deadline or delivery.Deadline(settings.LMS_WEBHOOK_DEADLINE_SECONDS)
+    allow_private = settings.LMS_WEBHOOK_ALLOW_PRIVATE
     try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise ActionFailed(f"Cannot resolve {host}: {exc}") from None
-    addresses = [info[4][0] for info in found]
-    if not settings.LMS_WEBHOOK_ALLOW_PRIVATE:
-        for address in addresses:
-            ip = ipaddress.ip_address(address.split("%", 1)[0])
-            if not ip.is_global or ip.is_multicast:
-                raise ActionFailed(
-                    f"Refused: {host} resolves to {address}, a loopback, private or link-local "
-                    "address (LMS_WEBHOOK_ALLOW_PRIVATE=true allows it)."
-                )
+        addresses = delivery.resolve(host, port, deadline)
+    except delivery.Stalled:
+        raise ActionFailed(_stalled(deadline)) from None
+    except (socket.gaierror, UnicodeError):
+        raise ActionFailed(REFUSED if not allow_private else "Cannot resolve the host.") from None
+    if not allow_private and not all(delivery.is_public(address) for address in addresses):
+        raise ActionFailed(REFUSED)
     return addresses[0]
+
+
+def _stalled(deadline: delivery.Deadline) -> str:
+    return f"No complete answer within {deadline.seconds:g} s."
 
 
 # Set by the delivery itself: a custom header of these names is left out.
@@ -164,7 +171,6 @@ def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
     url = urlsplit(data["url"])
     https = url.scheme == "https"
     port = url.port or (443 if https else 80)
-    address = _public_address(url.hostname or "", port)
     secret = Automation.objects.filter(org_id=run.org_id, id=run.automation_id).values_list(
         "signing_secret", flat=True
     )[0]
@@ -191,23 +197,31 @@ def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
         "webhook-timestamp": str(timestamp),
         "webhook-signature": sign(secret, message_id, timestamp, body),
     }
-    connection_class = http.client.HTTPSConnection if https else http.client.HTTPConnection
-    connection = connection_class(url.hostname, port, timeout=settings.LMS_WEBHOOK_TIMEOUT_SECONDS)
-    # Connect to the address that was checked, not to whatever a second lookup answers.
-    connection._create_connection = lambda _, *args, **kwargs: socket.create_connection(
-        (address, port), *args, **kwargs
-    )
-    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
-    started = time.monotonic()
+    target = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    # One deadline for the whole attempt, the name's resolution included (CONTRACT 8.8).
+    deadline = delivery.Deadline(settings.LMS_WEBHOOK_DEADLINE_SECONDS)
+    address = _public_address(url.hostname or "", port, deadline)
     try:
-        connection.request(data.get("method", "POST"), path, body=body, headers=headers)
-        answer = connection.getresponse()
-        answer.read(64 * 1024)
+        answer = delivery.attempt(
+            host=url.hostname or "",
+            port=port,
+            address=address,
+            tls=https,
+            method=data.get("method", "POST"),
+            target=target,
+            headers=headers,
+            body=body,
+            deadline=deadline,
+        )
+    except delivery.Stalled:
+        raise ActionFailed(_stalled(deadline)) from None
+    except delivery.TooLarge:
+        raise ActionFailed(
+            f"The answer's head is larger than {delivery.ANSWER_LIMIT // 1024} KiB."
+        ) from None
     except (OSError, http.client.HTTPException) as exc:
         raise ActionFailed(f"{type(exc).__name__}: {exc}"[:1000]) from None
-    finally:
-        connection.close()
-    response = {"status": answer.status, "durationMs": round((time.monotonic() - started) * 1000)}
+    response = {"status": answer.status, "durationMs": deadline.elapsed_ms(), "body": answer.text()}
     if 200 <= answer.status < 300:
         return Outcome(response=response)
     # Redirects are not followed: like any other answer that is not 2xx, tried again.

@@ -96,7 +96,11 @@ class AutomationWriteSerializer(serializers.Serializer):
     {
         "type": "object",
         "nullable": True,
-        "properties": {"status": {"type": "integer"}, "durationMs": {"type": "integer"}},
+        "properties": {
+            "status": {"type": "integer"},
+            "durationMs": {"type": "integer"},
+            "body": {"type": "string", "maxLength": 1024},
+        },
     }
 )
 class ResponseField(serializers.JSONField):

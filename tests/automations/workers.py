@@ -86,15 +86,24 @@ class Receiver:
 
 
 class Stack:
-    def __init__(self, env: dict[str, str], base: str, worker_args: list[str]) -> None:
+    def __init__(
+        self, env: dict[str, str], base: str, worker_args: list[str], keep_running: bool
+    ) -> None:
         self.env, self.base, self.worker_args = env, base, worker_args
+        # As `make run` starts it: run again whenever it exits (deploy/keep-running).
+        self.keep_running = keep_running
         self.worker: subprocess.Popen | None = None
+        self.sweep: subprocess.Popen | None = None
         self.logs = Path(env["LMS_VAR_DIR"])
+        self.sweep_log = self.logs / "sweep.log"
 
     def start_worker(self) -> None:
         log = open(self.logs / f"worker-{time.monotonic_ns()}.log", "w")  # noqa: SIM115
+        command = [sys.executable, "manage.py", *self.worker_args]
+        if self.keep_running:
+            command = ["sh", "deploy/keep-running", *command]
         self.worker = subprocess.Popen(
-            [sys.executable, "manage.py", *self.worker_args],
+            command,
             cwd=ROOT,
             env=self.env,
             stdout=log,
@@ -106,6 +115,24 @@ class Stack:
         assert self.worker is not None
         self.worker.send_signal(signal.SIGKILL)
         self.worker.wait(timeout=10)
+
+    def worker_log(self) -> str:
+        return "".join(path.read_text() for path in sorted(self.logs.glob("worker-*.log")))
+
+    def start_sweep(self) -> None:
+        log = open(self.sweep_log, "a")  # noqa: SIM115
+        self.sweep = subprocess.Popen(
+            [sys.executable, "manage.py", "sweep_automation_runs", "--every", "0.5"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def stop_sweep(self) -> None:
+        if self.sweep is not None and self.sweep.poll() is None:
+            self.sweep.terminate()
+            self.sweep.wait(10)
 
     def stop_worker(self) -> None:
         if self.worker is not None and self.worker.poll() is None:
@@ -139,27 +166,38 @@ class Stack:
         return page["rows"]
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 20, what: str = "") -> object:
+def wait_for(
+    predicate: Callable[[], object], timeout: float = 20, what: str = "", every: float = 0.05
+) -> object:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
-        time.sleep(0.05)
+        time.sleep(every)
     raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
-def _postgres_url(name: str) -> str | None:
-    url = os.environ.get("DATABASE_URL", "")
-    return url.rsplit("/", 1)[0] + f"/{name}" if url.startswith("postgres") else None
+def _postgres_url(name: str, server: str | None) -> str | None:
+    url = server or os.environ.get("DATABASE_URL", "").rsplit("/", 1)[0]
+    return f"{url}/{name}" if url.startswith("postgres") else None
 
 
 @contextmanager
-def deployment(tmp: Path, *, backend: str = "database", **overrides: str):
-    """Yields a Stack: database migrated, gunicorn serving, a worker and the sweep running."""
+def deployment(
+    tmp: Path,
+    *,
+    backend: str = "database",
+    server: str | None = None,
+    keep_running: bool = False,
+    **overrides: str,
+):
+    """Yields a Stack: database migrated, gunicorn serving, a worker and the sweep running.
+    The database is made on the suite's PostgreSQL server (or ``server``, a URL without a
+    database name), or is a SQLite file when the suite runs on SQLite."""
     queue = f"lms-test-{uuid.uuid4().hex[:12]}"
     db_name = f"lms_worker_{uuid.uuid4().hex[:10]}"
-    pg = _postgres_url(db_name)
+    pg = _postgres_url(db_name, server)
     with ExitStack() as stack:
         if pg:
             import psycopg
@@ -181,7 +219,10 @@ def deployment(tmp: Path, *, backend: str = "database", **overrides: str):
                 # The receiver is on the loopback; a test of the refusal overrides this.
                 "LMS_WEBHOOK_ALLOW_PRIVATE": "true",
                 "LMS_AUTOMATION_RETRY_BASE_SECONDS": "0.2",
-                "LMS_AUTOMATION_LEASE_SECONDS": "2",
+                # Short, to keep the tests short; the lease outlives an attempt, as it must.
+                "LMS_WEBHOOK_DEADLINE_SECONDS": "2",
+                "LMS_AUTOMATION_LEASE_SECONDS": "4",
+                "KEEP_RUNNING_DELAY": "1",
                 "LMS_TASKS_BACKEND": backend,
                 "LMS_TASKS_QUEUE": queue,
                 "LMS_DB_POOL": "false",
@@ -205,16 +246,11 @@ def deployment(tmp: Path, *, backend: str = "database", **overrides: str):
             worker_args = ["db_worker", "--queue-name", queue, "--interval", "0.05"]
             worker_args += ["--no-startup-delay", "--no-reload"]
         (base,) = stack.enter_context(gunicorn_servers(env, count=1, workers=1))
-        deployed = Stack(env, base, worker_args)
+        deployed = Stack(env, base, worker_args, keep_running)
         deployed.start_worker()
         stack.callback(deployed.stop_worker)
-        sweep = subprocess.Popen(
-            [sys.executable, "manage.py", "sweep_automation_runs", "--every", "0.5"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-        )
-        stack.callback(lambda: (sweep.terminate(), sweep.wait(10)))
+        deployed.start_sweep()
+        stack.callback(deployed.stop_sweep)
         yield deployed
 
 

@@ -1,14 +1,19 @@
+import logging
 import time
 
 from django.core.management.base import BaseCommand
+from django.db import InterfaceError, OperationalError, connections
 
 from automations.runs import sweep_runs
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
     help = (
         "Enqueue the automation runs that are overdue by a lease: their worker died mid-run, "
-        "or their hand-off to the worker was lost. Once, or every --every seconds."
+        "or their hand-off to the worker was lost. Once, or every --every seconds (a sweep "
+        "that cannot reach the database is tried again at the next one)."
     )
 
     def add_arguments(self, parser):
@@ -16,9 +21,22 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float, **options):
         while True:
-            count = sweep_runs()
-            if count or not every:
-                self.stdout.write(f"Enqueued {count} overdue run(s).")
+            try:
+                count = sweep_runs()
+            except (OperationalError, InterfaceError) as exc:
+                if not every:
+                    raise
+                # The database is down or restarting: its connection is dropped, and the
+                # next sweep opens another.
+                connections.close_all()
+                logger.warning(
+                    "The sweep could not reach the database; trying again in %g s: %s",
+                    every,
+                    " ".join(str(exc).split()),
+                )
+            else:
+                if count or not every:
+                    self.stdout.write(f"Enqueued {count} overdue run(s).")
             if not every:
                 return
             try:

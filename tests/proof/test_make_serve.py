@@ -1,0 +1,107 @@
+"""`make serve` as a developer runs it: gunicorn with the automations' task worker and the
+sweep beside it. A worker that exits is started again (deploy/keep-running), and Ctrl-C (a
+SIGINT to the terminal's whole process group) stops every process it started."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from tests.processes import free_port, get
+from tests.proof.processes import ROOT, clean_env
+
+
+def _session(sid: int) -> dict[int, list[str]]:
+    """The live processes of a session: pid to arguments."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) != sid:
+                continue
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue  # exited, waiting to be reaped
+            found[int(entry.name)] = (entry / "cmdline").read_bytes().decode().split("\0")
+        except (OSError, ProcessLookupError):
+            continue
+    return found
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _managing(sid: int, command: str) -> set[int]:
+    """The Python processes of the session running ``manage.py <command>``."""
+    return {
+        pid
+        for pid, args in _session(sid).items()
+        if "python" in Path(args[0]).name and args[1:3] == ["manage.py", command]
+    }
+
+
+def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_path):
+    port = free_port()
+    env = clean_env(
+        LMS_VAR_DIR=str(tmp_path),
+        LMS_STATIC_ROOT=str(tmp_path / "static"),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        LMS_BIND=f"127.0.0.1:{port}",
+        LMS_WORKERS="1",
+        LMS_TASKS_QUEUE=f"lms-test-{uuid.uuid4().hex[:12]}",
+        LMS_LOG_LEVEL="WARNING",
+        KEEP_RUNNING_DELAY="0.5",
+    )
+    log = open(tmp_path / "make.log", "wb")  # noqa: SIM115
+    # The recipe with the interpreter running the tests, whatever venv it is in (-o: the
+    # installed venv is taken as up to date, never built here).
+    recipe = ["make", "--no-print-directory", "-o", ".venv/.installed", "serve"]
+    make = subprocess.Popen(
+        [*recipe, f"BIN={Path(sys.executable).parent}"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+
+        def ready():
+            try:
+                return get(port, "/readyz", timeout=2)[0] == 200
+            except OSError:
+                return False
+
+        _wait(ready, 120, "make serve to answer")
+        (worker,) = _wait(lambda: _managing(make.pid, "db_worker"), 30, "the task worker")
+        assert len(_managing(make.pid, "sweep_automation_runs")) == 1
+        os.kill(worker, signal.SIGKILL)
+        (again,) = _wait(
+            lambda: _managing(make.pid, "db_worker") - {worker}, 30, "the worker's restart"
+        )
+        assert again != worker and ready()
+        os.killpg(make.pid, signal.SIGINT)  # Ctrl-C
+        make.wait(timeout=30)
+        left = _wait(lambda: not _session(make.pid) or None, 30, "every process to stop")
+        assert left
+    finally:
+        if make.poll() is None or _session(make.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(make.pid, signal.SIGKILL)
+            make.wait(timeout=10)
+        log.close()
+    output = (tmp_path / "make.log").read_text()
+    assert "starting it again" in output, output[-3000:]
