@@ -94,7 +94,7 @@ def test_an_attempt_writes_its_own_actions_row_and_never_the_inputs(settings, or
         ("running", 1),
         ("pending", 0),
     ]
-    assert "Refused" in run.actions[2]["lastError"]
+    assert run.actions[2]["lastError"] == "refused: not a public address"
 
 
 def test_saving_new_actions_writes_a_revision_and_runs_keep_theirs(api, org):
