@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,8 +32,6 @@ import pytest
 
 from tests.organizations.servers import base_env, run_django
 from tests.processes import HOST, free_port, gunicorn_server
-
-pytestmark = pytest.mark.postgres
 
 PIN_SECONDS = 6
 MAX_LAG_SECONDS = 5
@@ -183,6 +182,7 @@ def call(port: int, method: str, path: str, token: str, body: dict | None = None
         conn.close()
 
 
+@pytest.mark.postgres
 def test_reads_go_to_the_standby_writers_read_their_writes_and_a_lost_standby_is_skipped(
     clusters, tmp_path
 ):
@@ -279,3 +279,24 @@ def test_reads_go_to_the_standby_writers_read_their_writes_and_a_lost_standby_is
         log = (tmp_path / "gunicorn-2.log").read_text()
         assert "a read failed on the replica; answered again from the primary" in log
     assert time.monotonic() - started < 90
+
+
+@pytest.mark.parametrize(
+    ("database", "extra", "refusal"),
+    [
+        ("sqlite:///x.sqlite3", {}, "needs PostgreSQL for both databases"),
+        ("postgres://u@127.0.0.1/lms", {"LMS_REPLICA_MAX_LAG_SECONDS": "5"}, "must not exceed"),
+    ],
+)
+def test_a_replica_is_refused_where_reads_could_not_be_kept_right(database, extra, refusal):
+    """A replica beside SQLite, or a maximum lag (plus the check's interval) longer than the
+    pin, is a configuration error at start-up: a caller could miss their own write."""
+    env = base_env(
+        DATABASE_URL=database, LMS_DATABASE_REPLICA_URL="postgres://u@127.0.0.1:5433/lms", **extra
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and refusal in done.stderr, done.stderr[-2000:]
