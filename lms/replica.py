@@ -46,8 +46,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.db import DatabaseCache
+from django.core.cache.backends.redis import RedisCache
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from lms.compiled import preparing_cursor
 
 logger = logging.getLogger("lms.replica")
 
@@ -178,13 +183,49 @@ def _decide(state: _Request) -> str:
     return REPLICA
 
 
-def _pin_key(token: str) -> str:
-    return "lms:replica-pin:" + hashlib.sha256(token.encode()).hexdigest()
+class _Pins:
+    """The pins, in ``caches["shared"]``: written with the cache's ``set`` (once a write
+    request), read on every read request the replica could serve, so read without the
+    cache's per-call machinery: in Redis by ``EXISTS`` on the cache's own client, kept per
+    process (Django's Redis cache builds a client on every call, most of a lookup's cost);
+    in the database cache table by one prepared statement on the primary
+    (``DatabaseCache.get`` selects the row, unpickles its value and checks its expiry in
+    Python). docs/performance.md measures both."""
+
+    def __init__(self) -> None:
+        self._redis = None
+
+    def key(self, token: str) -> str:
+        return "lms:replica-pin:" + hashlib.sha256(token.encode()).hexdigest()
+
+    def pinned(self, token: str) -> bool:
+        cache = caches["shared"]
+        key = cache.make_key(self.key(token))
+        if isinstance(cache, RedisCache):
+            if self._redis is None:
+                self._redis = cache._cache.get_client(key)
+            return bool(self._redis.exists(key))
+        if isinstance(cache, DatabaseCache):
+            connection = connections[PRIMARY]
+            with preparing_cursor(connection) as cursor:
+                table = connection.ops.quote_name(cache._table)
+                cursor.execute(
+                    f"SELECT 1 FROM {table} WHERE cache_key = %s AND expires > %s",
+                    [key, timezone.now()],
+                )
+                return cursor.fetchone() is not None
+        return cache.get(self.key(token)) is not None
+
+    def pin(self, token: str) -> None:
+        caches["shared"].set(self.key(token), 1, timeout=settings.LMS_REPLICA_PIN_SECONDS)
+
+
+pins = _Pins()
 
 
 def _pinned(token: str) -> bool:
     try:
-        return caches["shared"].get(_pin_key(token)) is not None
+        return pins.pinned(token)
     except Exception:  # the shared cache is down: the primary is always right
         logger.warning("replica pin unreadable, reading from the primary", exc_info=True)
         return True
@@ -192,7 +233,7 @@ def _pinned(token: str) -> bool:
 
 def _pin(token: str) -> None:
     try:
-        caches["shared"].set(_pin_key(token), 1, timeout=settings.LMS_REPLICA_PIN_SECONDS)
+        pins.pin(token)
     except Exception:  # the write is done; the caller must still get its answer
         logger.warning("replica pin not kept: the caller may read from the replica", exc_info=True)
 

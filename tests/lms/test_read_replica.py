@@ -20,6 +20,7 @@ import http.client
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,13 @@ AUTOMATION = {
     "trigger": "enrollment.created",
     "actions": [{"type": "webhook", "input": {"url": "https://hr.example.com/hook"}}],
 }
+
+
+def redis_url() -> str | None:
+    """A Redis database of its own for this test's pins, when Redis is on 127.0.0.1:6379."""
+    with contextlib.suppress(OSError), socket.create_connection((HOST, 6379), timeout=1):
+        return "redis://127.0.0.1:6379/13"
+    return None
 
 
 def _unavailable(reason: str) -> None:
@@ -247,11 +255,21 @@ def test_reads_go_to_the_standby_writers_read_their_writes_and_a_lost_standby_is
     # The standby stopped while requests come in: every one answered, by the primary. A
     # server whose last health check is long past (one worker, checks 30 s apart) sends the
     # reads to the standby until one fails there; that request is answered again from the
-    # primary, and the ones after it read the primary.
+    # primary, and the ones after it read the primary. Its pins are in Redis where there
+    # is one (the first server's were in the database cache table).
     env.update(LMS_REPLICA_CHECK_SECONDS="30", LMS_REPLICA_PIN_SECONDS="40")
+    if redis_url():
+        env["REDIS_URL"] = redis_url()
     with gunicorn_server(env, log_path=tmp_path / "gunicorn-2.log", workers=1) as server:
         port = server.port
         assert call(port, "GET", "/api/automations", other)[:2] == (200, "true")
+        status, _, renamed = call(
+            port, "PATCH", f"/api/automations/{first['id']}", writer, {"name": "Renamed"}
+        )
+        assert status == 200, renamed
+        status, standby, read = call(port, "GET", f"/api/automations/{first['id']}", writer)
+        assert (status, standby, read["name"]) == (200, "false", "Renamed")
+        assert call(port, "GET", f"/api/automations/{first['id']}", reader)[:2] == (200, "true")
         answers: list[tuple] = []
         done = threading.Event()
 
