@@ -35,19 +35,23 @@ the pin time (the settings refuse otherwise).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import logging
+import pickle
 import threading
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.db import DatabaseCache
 from django.core.cache.backends.redis import RedisCache
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -184,40 +188,60 @@ def _decide(state: _Request) -> str:
 
 
 class _Pins:
-    """The pins, in ``caches["shared"]``: written with the cache's ``set`` (once a write
-    request), read on every read request the replica could serve, so read without the
-    cache's per-call machinery: in Redis by ``EXISTS`` on the cache's own client, kept per
-    process (Django's Redis cache builds a client on every call, most of a lookup's cost);
-    in the database cache table by one prepared statement on the primary
-    (``DatabaseCache.get`` selects the row, unpickles its value and checks its expiry in
-    Python). docs/performance.md measures both."""
+    """The pins, in ``caches["shared"]``'s store, without the cache's per-call machinery
+    (read on every read request the replica could serve, written once a write request):
+
+    - Redis: ``EXISTS`` and ``SET ... EX`` on the cache's own client, kept per process
+      (Django's Redis cache builds a client on every call, most of a lookup's cost);
+    - the database cache table: one prepared statement on the primary each way, an upsert
+      of the token's row (``DatabaseCache.set`` selects, then updates or inserts, and culls
+      the table beyond 300 rows, which could drop a live pin; ``get`` unpickles the value
+      and checks the expiry in Python). One row per token that wrote, renewed by its writes.
+
+    docs/performance.md measures both."""
+
+    # What DatabaseCache stores for the value 1, so that its own reads agree.
+    _DB_VALUE = base64.b64encode(pickle.dumps(1, pickle.HIGHEST_PROTOCOL)).decode("latin1")
 
     def __init__(self) -> None:
         self._redis = None
 
-    def key(self, token: str) -> str:
-        return "lms:replica-pin:" + hashlib.sha256(token.encode()).hexdigest()
-
-    def pinned(self, token: str) -> bool:
+    def _store(self, token: str):
         cache = caches["shared"]
-        key = cache.make_key(self.key(token))
+        key = cache.make_key("lms:replica-pin:" + hashlib.sha256(token.encode()).hexdigest())
         if isinstance(cache, RedisCache):
             if self._redis is None:
-                self._redis = cache._cache.get_client(key)
-            return bool(self._redis.exists(key))
+                self._redis = cache._cache.get_client(key, write=True)
+            return self._redis, key, None
         if isinstance(cache, DatabaseCache):
             connection = connections[PRIMARY]
-            with preparing_cursor(connection) as cursor:
-                table = connection.ops.quote_name(cache._table)
-                cursor.execute(
-                    f"SELECT 1 FROM {table} WHERE cache_key = %s AND expires > %s",
-                    [key, timezone.now()],
-                )
-                return cursor.fetchone() is not None
-        return cache.get(self.key(token)) is not None
+            return connection, key, connection.ops.quote_name(cache._table)
+        raise ImproperlyConfigured("A read replica keeps its pins in Redis or the database cache.")
+
+    def pinned(self, token: str) -> bool:
+        store, key, table = self._store(token)
+        if table is None:
+            return bool(store.exists(key))
+        with preparing_cursor(store) as cursor:
+            cursor.execute(
+                f"SELECT 1 FROM {table} WHERE cache_key = %s AND expires > %s",
+                [key, timezone.now()],
+            )
+            return cursor.fetchone() is not None
 
     def pin(self, token: str) -> None:
-        caches["shared"].set(self.key(token), 1, timeout=settings.LMS_REPLICA_PIN_SECONDS)
+        seconds = settings.LMS_REPLICA_PIN_SECONDS
+        store, key, table = self._store(token)
+        if table is None:
+            store.set(key, 1, ex=seconds)
+            return
+        with preparing_cursor(store) as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (cache_key, value, expires) VALUES (%s, %s, %s)"
+                " ON CONFLICT (cache_key) DO UPDATE SET value = EXCLUDED.value,"
+                " expires = EXCLUDED.expires",
+                [key, self._DB_VALUE, timezone.now() + timedelta(seconds=seconds)],
+            )
 
 
 pins = _Pins()
