@@ -3,8 +3,8 @@
 Building a queryset and compiling it to SQL costs about a million instructions a query,
 more than the database spends answering the small reads of the API. A ``Compiled`` read is
 a function from parameters to a queryset; the ORM compiles it the first time a *shape* is
-used (on the database the queryset routes to then), and every later call only binds the
-new values into the SQL it kept::
+used, and every later call only binds the new values into the SQL it kept, on the database
+the router chooses for that call (a read replica's, ``lms.replica``)::
 
     AUTOMATION = Compiled(
         lambda org_id, id: Automation.objects.filter(org_id=org_id, id=id).values_list(...)
@@ -50,7 +50,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connections
+from django.db import connections, router
 from django.db.models import Model, QuerySet
 
 try:  # the PostgreSQL backend's cursor that binds parameters on the server (psycopg 3)
@@ -128,6 +128,10 @@ class _Plan:
     sql: str
     binders: tuple[Binder, ...]
     converters: tuple[tuple[int, tuple, Any], ...]
+    # The model routed on, and whether ``alias`` is fixed (``using``, ``select_for_update``:
+    # the database written to) or asked of the router on every call (a read: see ``_alias``).
+    model: type[Model] | None = None
+    fixed: bool = True
     # model -> (row positions of its fields, their names, annotations): ``records``'s.
     layouts: dict = field(default_factory=dict, compare=False)
 
@@ -142,6 +146,14 @@ def _compile(queryset: QuerySet) -> tuple[str, tuple, Any]:
     compiler = queryset.query.get_compiler(using=queryset.db)
     sql, params = compiler.as_sql()
     return sql, tuple(params), compiler
+
+
+def _alias(plan: _Plan) -> str:
+    """The database a call of ``plan`` reads: where the ORM would send its queryset now. A
+    read asks the router on every call, as evaluating the queryset would (with a read
+    replica, ``lms.replica`` decides per request); the SQL is the same on either database
+    (both PostgreSQL)."""
+    return plan.alias if plan.fixed else router.db_for_read(plan.model)
 
 
 class Compiled:
@@ -170,7 +182,10 @@ class Compiled:
         ops = connections[alias].ops
         binders = tuple(_binder(pa, pb, a, b) for pa, pb in zip(params_a, params_b, strict=True))
         names = tuple(getattr(queryset.query, "selected", None) or ())
-        plan = _Plan(alias, names, sql_a, binders, self._converters(compiler))
+        fixed = queryset._for_write or queryset._db is not None
+        plan = _Plan(
+            alias, names, sql_a, binders, self._converters(compiler), queryset.model, fixed
+        )
         tricky = _stand_ins(values, tricky=True)
         expected = _compile(self._queryset(shape, tricky))
         if (plan.sql, tuple(plan.params(tricky, ops))) != expected[:2]:
@@ -192,7 +207,8 @@ class Compiled:
 
     def rows(self, shape: Hashable = None, **values: Any) -> list[tuple]:
         """The rows the function's queryset (a ``values_list``) answers for ``values``."""
-        return self._rows(self._plan(shape, values), values)
+        plan = self._plan(shape, values)
+        return self._rows(plan, values, _alias(plan))
 
     def records(self, model: type[Model], shape: Hashable = None, **values: Any) -> list[Model]:
         """The rows as ``model`` instances, as the ORM builds them (``from_db``): the
@@ -207,15 +223,16 @@ class Compiled:
             layout = plan.layouts[model] = (fields, [plan.names[i] for i in fields], extra)
         fields, field_names, extra = layout
         records = []
-        for row in self._rows(plan, values):
-            record = model.from_db(plan.alias, field_names, [row[index] for index in fields])
+        alias = _alias(plan)
+        for row in self._rows(plan, values, alias):
+            record = model.from_db(alias, field_names, [row[index] for index in fields])
             for index, name in extra:
                 setattr(record, name, row[index])
             records.append(record)
         return records
 
-    def _rows(self, plan: _Plan, values: dict[str, Any]) -> list[tuple]:
-        connection = connections[plan.alias]
+    def _rows(self, plan: _Plan, values: dict[str, Any], alias: str) -> list[tuple]:
+        connection = connections[alias]
         with preparing_cursor(connection) if self.prepare else connection.cursor() as cursor:
             cursor.execute(plan.sql, plan.params(values, connection.ops))
             rows = cursor.fetchall()

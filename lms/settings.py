@@ -131,6 +131,33 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     if env_bool("LMS_DB_PREPARE", True):
         _db["OPTIONS"]["prepare_threshold"] = 5
 DATABASES = {"default": _db}
+# A PostgreSQL standby for the API's reads (lms.replica; README "Read replica"): the
+# "replica" alias, its router, and the middleware that pins a caller who wrote.
+LMS_DATABASE_REPLICA_URL = os.environ.get("LMS_DATABASE_REPLICA_URL", "")
+LMS_REPLICA_PIN_SECONDS = int(os.environ.get("LMS_REPLICA_PIN_SECONDS", "5"))
+LMS_REPLICA_MAX_LAG_SECONDS = float(os.environ.get("LMS_REPLICA_MAX_LAG_SECONDS", "2"))
+LMS_REPLICA_CHECK_SECONDS = float(os.environ.get("LMS_REPLICA_CHECK_SECONDS", "1"))
+LMS_REPLICA_DEBUG_HEADER = env_bool("LMS_REPLICA_DEBUG_HEADER", False)
+if LMS_DATABASE_REPLICA_URL:
+    _replica = dj_database_url.parse(LMS_DATABASE_REPLICA_URL)
+    if {_db["ENGINE"], _replica["ENGINE"]} != {"django.db.backends.postgresql"}:
+        raise ImproperlyConfigured("LMS_DATABASE_REPLICA_URL needs PostgreSQL for both databases.")
+    if LMS_REPLICA_MAX_LAG_SECONDS + LMS_REPLICA_CHECK_SECONDS > LMS_REPLICA_PIN_SECONDS:
+        raise ImproperlyConfigured(
+            "LMS_REPLICA_MAX_LAG_SECONDS + LMS_REPLICA_CHECK_SECONDS must not exceed "
+            "LMS_REPLICA_PIN_SECONDS, or a caller could miss their own write."
+        )
+    # The primary's connection settings; a down replica is given up on sooner.
+    _replica.update({key: _db[key] for key in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS") if key in _db})
+    _replica["OPTIONS"] = {**_db["OPTIONS"], "connect_timeout": 1}
+    if "pool" in _replica["OPTIONS"]:
+        _replica["OPTIONS"]["pool"] = dict(_replica["OPTIONS"]["pool"])
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES["replica"] = _replica
+    DATABASE_ROUTERS = ["lms.replica.ReplicaRouter"]
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("lms.middleware.JsonErrorMiddleware") + 1, "lms.replica.ReplicaMiddleware"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Caches -----------------------------------------------------------------------------
