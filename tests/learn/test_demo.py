@@ -108,7 +108,7 @@ def test_seeding_twice_keeps_one_data_set_and_empties_progress():
         token=token,
         headers={"Idempotency-Key": "demo"},
     )
-    assert again.json() == {"status": "in-progress", "progress": 0.5}
+    assert again.json() == {"status": "in-progress", "progress": 0.5, "remaining": {"seconds": 30}}
 
 
 def test_each_demo_rule_can_be_completed():
@@ -119,4 +119,4 @@ def test_each_demo_rule_can_be_completed():
         response = api.post(
             "/api/learn/progress", {"activity": rules[rule], "reports": reports}, token=token
         )
-        assert response.json() == {"status": "completed", "progress": 1.0}, rule
+        assert response.json() == {"status": "completed", "progress": 1.0, "remaining": None}, rule

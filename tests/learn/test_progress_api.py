@@ -24,7 +24,8 @@ def report(api, member, activity, *reports, **kwargs):
 def answer(response) -> tuple[str, float]:
     assert response.status_code == 200, response.content[:500]
     body = response.json()
-    assert set(body) == {"status", "progress"}
+    assert set(body) == {"status", "progress", "remaining"}
+    assert (body["remaining"] is None) == (body["status"] == "completed"), body
     return body["status"], body["progress"]
 
 
@@ -441,6 +442,7 @@ def test_keys_expire_after_24_hours(api, enrolled, make_activity):
     assert IdempotencyRecord.all_orgs.get().response_body == {
         "status": "completed",
         "progress": 1.0,
+        "remaining": None,
     }
 
 
