@@ -274,12 +274,14 @@ class OutlineModuleSerializer(serializers.Serializer):
     seq = serializers.IntegerField(min_value=1)
     title = serializers.CharField()
     activities = OutlineActivitySerializer(
-        many=True, help_text="Its published activities by seq (those 4.4 lists)."
+        many=True,
+        help_text="Its published activities by seq: those the course's activity listing shows.",
     )
 
 
 def _course_standing() -> tuple[serializers.Field, ...]:
-    """A course's status, progress and completedAt for the caller, as 7.4 answers them."""
+    """A course's status, progress and completedAt for the caller, as its progress read
+    answers them."""
     return (
         serializers.ChoiceField(
             choices=ProgressStatus.choices,
@@ -310,7 +312,9 @@ class EnrolledCourseSerializer(serializers.Serializer):
     enrolledAt = serializers.DateTimeField(source="enrolled_at", help_text="When enrolled.")
     status, progress, completedAt = _course_standing()
     activityCount = serializers.IntegerField(
-        source="activity_count", min_value=0, help_text="How many activities 4.4 lists."
+        source="activity_count",
+        min_value=0,
+        help_text="How many activities the course's activity listing shows.",
     )
 
 
