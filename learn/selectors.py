@@ -429,9 +429,13 @@ def enrolled_courses(org_id, membership_id) -> QuerySet:
     )
 
 
-# Page 1 (the page nearly every request asks for), compiled once per page size.
+# Page 1 (the page nearly every request asks for), compiled once per page size and prepared:
+# its plan does not depend on the values (a member's few enrollments by the index that
+# starts with them, then subqueries by course id), and planning its four subqueries cost
+# more than running them (bench/load.py's "courses", docs/performance.md).
 _FIRST_PAGE = Compiled(
-    lambda size, org_id, membership_id: enrolled_courses(org_id, membership_id)[:size]
+    lambda size, org_id, membership_id: enrolled_courses(org_id, membership_id)[:size],
+    prepare=True,
 )
 
 

@@ -8,7 +8,12 @@ import pytest
 from learn.models import CourseCompletion
 from learn.selectors import course_outline
 from learn.serializers import CourseOutlineSerializer
-from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
+from tests.helpers import (
+    assert_error,
+    assert_foreign_looks_missing,
+    make_member,
+    prepared_statements,
+)
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
 
 pytestmark = pytest.mark.django_db
@@ -282,3 +287,11 @@ def test_schema_documents_the_operation(api):
     activity = component(module["properties"]["activities"]["items"]["$ref"])
     assert set(activity["properties"]) == ACTIVITY_KEYS
     assert len(activity["properties"]["remaining"]["oneOf"]) == 6
+
+
+@pytest.mark.postgres
+def test_the_outline_is_a_prepared_statement(api, enrolled, course, parts):
+    for _ in range(3):
+        outline(api, enrolled, course)
+    ((statement, runs),) = prepared_statements('%FROM "learn_module"%')
+    assert runs == 3 and "$1" in statement and course.id.hex not in statement

@@ -9,7 +9,7 @@ from learn.models import CourseCompletion, Enrollment
 from learn.selectors import my_courses
 from learn.serializers import EnrolledCourseSerializer
 from lms.pagination import Page
-from tests.helpers import assert_error, make_member
+from tests.helpers import assert_error, make_member, prepared_statements
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
 
 pytestmark = pytest.mark.django_db
@@ -306,3 +306,13 @@ def test_schema_documents_the_operation(api):
     assert set(envelope["required"]) == {"rows", "total", "page", "pageSize"}
     row = components[envelope["properties"]["rows"]["items"]["$ref"].rsplit("/", 1)[1]]
     assert set(row["properties"]) == ROW_KEYS
+
+
+@pytest.mark.postgres
+def test_page_one_is_a_prepared_statement(api, org, learner):
+    """Its plan does not depend on the values: PostgreSQL plans it once per connection."""
+    enroll(learner, CourseFactory(org=org))
+    for _ in range(3):
+        assert len(listing(api, learner)["rows"]) == 1
+    ((statement, runs),) = prepared_statements('%FROM "learn_enrollment"%ORDER BY%')
+    assert runs == 3 and "$1" in statement and learner.membership.id.hex not in statement
