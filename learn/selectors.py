@@ -171,7 +171,9 @@ class CourseProgress:
     activities: list[ActivityProgress]
 
 
-def _standing(settings: object, status: str | None, progress: float | None, state: object):
+def _standing(
+    settings: object, status: str | None, progress: float | None, state: object
+) -> tuple[str, float, completion.Remaining]:
     """An activity's status, progress and remaining for the member, from its stored
     settings and the member's progress row (status, progress and state; None without one):
     the status and progress the last report answered, what remains under the rule now."""
@@ -353,28 +355,29 @@ def course_outline(
     lookup = {"org_id": org.id, "membership_id": membership.id, **values}
     rows = _OUTLINE.rows(**lookup)
     head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
-    course_id_text, org_id, title, enrolled, completed_at = head
+    course_id_text, org_id, course_title, enrolled, completed_at = head
     if not enrolled:
         raise NotEnrolled()
     modules: list[OutlineModule] = []
     done = listed = 0
     started = False
-    for row in rows:
-        if not modules or modules[-1].id != row[0]:
-            modules.append(OutlineModule(row[0], row[1], row[2], []))
-        if row[3] is None:  # a module without a published activity
+    for module_id, module_seq, module_title, activity_id, seq, title, settings, *mine in rows:
+        if not modules or modules[-1].id != module_id:
+            modules.append(OutlineModule(module_id, module_seq, module_title, []))
+        if activity_id is None:  # a module without a published activity
             continue
-        status, progress, remaining = _standing(row[6], row[7], row[8], row[9])
+        reported, progress, state = mine[:3]
+        status, progress, remaining = _standing(settings, reported, progress, state)
         modules[-1].activities.append(
-            OutlineActivity(row[3], row[4], row[5], row[6], status, progress, remaining)
+            OutlineActivity(activity_id, seq, title, settings, status, progress, remaining)
         )
         listed += 1
         done += status == COMPLETED
-        started = started or row[7] is not None
+        started = started or reported is not None
     return CourseOutline(
         id=course_id_text,
         org_id=org_id,
-        title=title,
+        title=course_title,
         status=_course_status(completed_at, started),
         progress=_fraction(done, listed),
         completed_at=completed_at,
