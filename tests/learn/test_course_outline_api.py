@@ -207,21 +207,28 @@ def test_the_body_is_what_the_outline_serializer_writes(api, enrolled, course, p
 # --- access, as for 4.4 ------------------------------------------------------------------------
 
 
-def test_another_organizations_course_looks_missing(api, enrolled, other_org):
+def test_another_organizations_course_looks_missing(api, enrolled, course, other_org):
     foreign = CourseFactory(org=other_org)
     ActivityFactory(module=ModuleFactory(course=foreign))
     assert_foreign_looks_missing(api, "GET", url(foreign), url(MISSING), token=enrolled.token)
+    assert outline(api, enrolled, course)["id"] == str(course.id)  # the caller's own: 200
 
 
 def test_an_unpublished_course_is_404_even_when_enrolled(api, enrolled, course, parts):
+    assert outline(api, enrolled, course)["id"] == str(course.id)
     course.published = False
     course.save()
     assert_error(api.get(url(course), token=enrolled.token), 404, "not_found")
 
 
 @pytest.mark.parametrize("bad", ["not-a-uuid", "123", "0193b3d6a4c87f1e9d2b3c4d5e6f7a8b"])
-def test_a_malformed_course_id_is_404(api, enrolled, bad):
-    assert_error(api.get(f"/api/learn/courses/{bad}", token=enrolled.token), 404, "not_found")
+def test_a_malformed_course_id_is_404_as_a_missing_course(api, enrolled, bad):
+    """Not an unknown route: the same answer as a well-formed id of no course."""
+    malformed = api.get(f"/api/learn/courses/{bad}", token=enrolled.token)
+    missing = api.get(url(MISSING), token=enrolled.token)
+    body = assert_error(malformed, 404, "not_found")
+    assert body["message"] == assert_error(missing, 404, "not_found")["message"]
+    assert body["message"] == "No course with that id."
 
 
 @pytest.mark.parametrize("with_parts", [True, False])
