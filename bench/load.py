@@ -121,6 +121,23 @@ def build_targets(manifest: dict) -> list[Target]:
             ),
         ),
         Target(
+            "courses",
+            "8.1 my courses",
+            per_org(lambda org: ("GET", "/api/learn/courses", org["tokens"]["learner"], None)),
+        ),
+        Target(
+            "outline",
+            "8.2 course outline",
+            per_org(
+                lambda org: (
+                    "GET",
+                    f"/api/learn/courses/{org['courses'][0]['id']}",
+                    org["tokens"]["learner"],
+                    None,
+                )
+            ),
+        ),
+        Target(
             "bundles",
             "4.5 bundles, page 1",
             per_org(lambda org: ("GET", "/api/bundles", org["tokens"]["learner"], None)),

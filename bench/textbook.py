@@ -5,6 +5,9 @@ load bench and the instruction counts only (bench/urls.py; never the production 
 - a bearer-token lookup with ``select_related`` on every request (no per-process memory);
 - generic views: ``ListAPIView`` + ``PageNumberPagination`` + ``SearchFilter`` /
   ``OrderingFilter``, ``RetrieveAPIView``, an ``APIView`` with ``get_object_or_404``;
+- nested ``ModelSerializer``s over ``prefetch_related`` and ``SerializerMethodField``s for
+  the caller's standing (the course outline), annotations with subqueries for counts (the
+  caller's courses);
 - ``ModelSerializer`` output (the service's own serializers, most of which are already
   ``ModelSerializer``s);
 - DRF's ``SimpleRateThrottle`` on the shared cache for the invite lookup;
@@ -20,7 +23,8 @@ import os
 
 from django.core.cache import caches
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from rest_framework import filters, generics, serializers
@@ -40,7 +44,9 @@ from bundles.models import Bundle
 from bundles.serializers import BundleSerializer
 from downloads.models import Asset, Download, DownloadAsset
 from downloads.serializers import DownloadAssetSerializer
-from learn.models import Activity, Course, Enrollment
+from learn import completion
+from learn.models import Activity, Course, CourseCompletion, Enrollment, Module
+from learn.models import Progress as ProgressRow
 from learn.serializers import ActivitySerializer, ProgressInputSerializer
 from learn.services import record_progress
 from organizations.models import ApiToken, Invite, hash_token
@@ -138,6 +144,210 @@ class ActivityList(TextbookView, generics.ListAPIView):
         )
 
 
+def _course_status(completed_at, started: bool) -> str:
+    if completed_at is not None:
+        return completion.COMPLETED
+    return completion.IN_PROGRESS if started else completion.NOT_STARTED
+
+
+def _fraction(done: int, total: int) -> float:
+    if not total:
+        return 0.0
+    return 1.0 if done == total else min(round(done / total, 3), 0.999)
+
+
+class EnrolledCourseOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="course_id")
+    orgId = serializers.UUIDField(source="org_id")
+    title = serializers.CharField(source="course.title")
+    enrolledAt = serializers.DateTimeField(source="created_at")
+    status = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    completedAt = serializers.DateTimeField(source="completed_at")
+    activityCount = serializers.IntegerField(source="activity_count")
+
+    class Meta:
+        model = Enrollment
+        fields = [
+            "id",
+            "orgId",
+            "title",
+            "enrolledAt",
+            "status",
+            "progress",
+            "completedAt",
+            "activityCount",
+        ]
+
+    def get_status(self, enrollment) -> str:
+        return _course_status(enrollment.completed_at, enrollment.started)
+
+    def get_progress(self, enrollment) -> float:
+        return _fraction(enrollment.done, enrollment.activity_count)
+
+
+def _count(queryset):
+    return Coalesce(
+        Subquery(queryset.order_by().values("course_id").annotate(n=Count("id")).values("n")), 0
+    )
+
+
+class MyCourses(TextbookView, generics.ListAPIView):
+    serializer_class = EnrolledCourseOut
+    pagination_class = BundlePagination
+
+    def get_queryset(self):
+        member = self.request.auth
+        listed = Activity.objects.for_org(self.org).filter(
+            course=OuterRef("course_id"), published=True, module__published=True
+        )
+        mine = ProgressRow.objects.for_org(self.org).filter(
+            membership=member,
+            activity__course=OuterRef("course_id"),
+            activity__published=True,
+            activity__module__published=True,
+        )
+        completed_at = CourseCompletion.objects.for_org(self.org).filter(
+            membership=member, course=OuterRef("course_id")
+        )
+        return (
+            Enrollment.objects.for_org(self.org)
+            .filter(membership=member, course__published=True)
+            .select_related("course")
+            .annotate(
+                activity_count=_count(listed),
+                done=Coalesce(
+                    Subquery(
+                        mine.filter(status=completion.COMPLETED)
+                        .order_by()
+                        .values("membership_id")
+                        .annotate(n=Count("id"))
+                        .values("n")
+                    ),
+                    0,
+                ),
+                started=Exists(mine),
+                completed_at=Subquery(completed_at.values("completed_at")[:1]),
+            )
+            .order_by("-created_at", "-course_id")
+        )
+
+
+class OutlineActivityOut(serializers.ModelSerializer):
+    status = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    remaining = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Activity
+        fields = ["id", "seq", "title", "settings", "status", "progress", "remaining"]
+
+    def _mine(self, activity):
+        return self.context["progress"].get(activity.id)
+
+    def get_status(self, activity) -> str:
+        mine = self._mine(activity)
+        return mine.status if mine else completion.NOT_STARTED
+
+    def get_progress(self, activity) -> float:
+        mine = self._mine(activity)
+        return mine.progress if mine else 0.0
+
+    def get_remaining(self, activity):
+        mine = self._mine(activity)
+        return completion.remaining(
+            activity.completion_settings,
+            mine.state if mine else None,
+            mine.status if mine else completion.NOT_STARTED,
+        )
+
+
+class OutlineModuleOut(serializers.ModelSerializer):
+    activities = OutlineActivityOut(many=True, source="listed_activities")
+
+    class Meta:
+        model = Module
+        fields = ["id", "seq", "title", "activities"]
+
+
+class CourseOutlineOut(serializers.ModelSerializer):
+    orgId = serializers.UUIDField(source="org_id")
+    status = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    completedAt = serializers.SerializerMethodField()
+    modules = OutlineModuleOut(many=True, source="listed_modules")
+
+    class Meta:
+        model = Course
+        fields = ["id", "orgId", "title", "status", "progress", "completedAt", "modules"]
+
+    def _listed(self, course):
+        return [a for module in course.listed_modules for a in module.listed_activities]
+
+    def get_status(self, course) -> str:
+        started = any(a.id in self.context["progress"] for a in self._listed(course))
+        return _course_status(self.context["completion"], started)
+
+    def get_progress(self, course) -> float:
+        listed = self._listed(course)
+        progress = self.context["progress"]
+        done = sum(
+            1 for a in listed if a.id in progress and progress[a.id].status == completion.COMPLETED
+        )
+        return _fraction(done, len(listed))
+
+    def get_completedAt(self, course):
+        completed = self.context["completion"]
+        return serializers.DateTimeField().to_representation(completed) if completed else None
+
+
+class CourseOutline(TextbookView, generics.RetrieveAPIView):
+    serializer_class = CourseOutlineOut
+
+    def get_object(self):
+        activities = Activity.objects.for_org(self.org).filter(published=True).order_by("seq", "id")
+        modules = (
+            Module.objects.for_org(self.org)
+            .filter(published=True)
+            .order_by("seq", "id")
+            .prefetch_related(
+                Prefetch("activities", queryset=activities, to_attr="listed_activities")
+            )
+        )
+        course = get_object_or_404(
+            Course.objects.for_org(self.org).prefetch_related(
+                Prefetch("modules", queryset=modules, to_attr="listed_modules")
+            ),
+            pk=self.kwargs["courseId"],
+            published=True,
+        )
+        if (
+            not Enrollment.objects.for_org(self.org)
+            .filter(membership=self.request.auth, course=course)
+            .exists()
+        ):
+            raise PermissionDenied("Not enrolled.")
+        return course
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        member = self.request.auth
+        course_id = self.kwargs["courseId"]
+        context["progress"] = {
+            row.activity_id: row
+            for row in ProgressRow.objects.for_org(self.org).filter(
+                membership=member, activity__course_id=course_id
+            )
+        }
+        stored = (
+            CourseCompletion.objects.for_org(self.org)
+            .filter(membership=member, course_id=course_id)
+            .first()
+        )
+        context["completion"] = stored.completed_at if stored else None
+        return context
+
+
 class AutomationDetail(TextbookView, generics.RetrieveAPIView):
     serializer_class = AutomationSerializer
     permission_classes = [IsAdmin]
@@ -229,11 +439,17 @@ class Progress(TextbookView):
     def post(self, request):
         data = ProgressInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        decision = record_progress(
+        outcome = record_progress(
             org=self.org,
             membership=request.auth,
             activity_id=data.validated_data["activity"],
             reports=data.validated_data["reports"],
             request_id="",
         )
-        return Response({"status": decision.status, "progress": decision.progress})
+        return Response(
+            {
+                "status": outcome.status,
+                "progress": outcome.progress,
+                "remaining": outcome.remaining,
+            }
+        )

@@ -13,6 +13,8 @@ urlpatterns = [
     *lms_urls,
     path("textbook/api/bundles", textbook.BundleList.as_view()),
     path("textbook/api/learn/courses/<id:courseId>/activities", textbook.ActivityList.as_view()),
+    path("textbook/api/learn/courses", textbook.MyCourses.as_view()),
+    path("textbook/api/learn/courses/<id:courseId>", textbook.CourseOutline.as_view()),
     path("textbook/api/learn/progress", textbook.Progress.as_view()),
     path("textbook/api/automations/<id:id>", textbook.AutomationDetail.as_view()),
     path("textbook/api/organizations/invites/<path:token>", textbook.InviteDetail.as_view()),

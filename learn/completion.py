@@ -537,3 +537,69 @@ def decide(
     ceiling = 1.0 - 10.0**-PROGRESS_DECIMALS
     progress = min(max(round(fraction, PROGRESS_DECIMALS), 0.0), ceiling)
     return Decision(IN_PROGRESS, progress)
+
+
+# --- what remains -------------------------------------------------------------------------
+
+# What a learner still has to do to complete an activity under its rule (``remaining``);
+# None once completed.
+Remaining = dict[str, Any] | None
+
+
+def _short_of(value: float, target: float) -> int:
+    """How many whole units ``value`` is short of ``target``, rounded up: 0 exactly when
+    ``_reached(value, target)``, so a rule not met always has at least 1 left (the same
+    slack absorbs float noise: 0.9 x 600 asks for 540 seconds, not 541)."""
+    gap = target - value - _EPSILON * max(1.0, abs(target))
+    return max(0, math.ceil(gap))
+
+
+def remaining(settings: Settings, state: Mapping[str, Any] | None, status: str) -> Remaining:
+    """What remains of the activity for a learner whose reports folded into ``state`` and
+    whose status is ``status``: None exactly when ``status`` is completed, else what the
+    rule still asks (docs/api.md, "What remains").
+
+    The amounts are measured as ``decide`` measures (the same lengths, the same slack), so
+    an activity its rule would complete has 0 left and one it would not has at least 1.
+    They never grow as reports arrive, except where a larger duration or page count
+    reported later (the activity setting none) lengthens what the rule measures against:
+    a media with no duration known yet has ``{"seconds": None}``, pages with no count
+    ``{"pages": None}``. A rule stored around validation (``UNUSABLE``) never completes and
+    has nothing the learner could do: ``{}``."""
+    if status == COMPLETED:
+        return None
+    full = empty_state()
+    full.update(state or {})
+    rule = settings.rule
+    if rule.type == "view":
+        return {"open": True}
+    if rule.type == "reported":
+        return {"report": "complete"}
+    if rule.type == "time":
+        micros = _short_of(float(full["secondsMicros"]), rule.target * _MICROS)
+        return {"seconds": -(-micros // _MICROS)}
+    if rule.type == "media":
+        length = _length(settings.duration, full["duration"])
+        if length is None:
+            return {"seconds": None}
+        watched = watched_seconds(decode_watched(full["watched"]), length)
+        return {"seconds": _short_of(float(watched), rule.target * seconds_of(length))}
+    if rule.type == "pages":
+        length = _length(settings.pages, full["maxPages"])
+        if length is None:
+            return {"pages": None}
+        seen = sum(1 for page in full["pages"] if page <= length)
+        return {"pages": _short_of(float(seen), rule.target * length)}
+    if rule.type == "score":
+        return {"passingScore": rule.target, "best": full["bestScore"]}
+    return {}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a progress request answers: the status and progress ``decide`` gave, and what
+    ``remaining`` leaves (None exactly when completed)."""
+
+    status: str
+    progress: float
+    remaining: Remaining

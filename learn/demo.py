@@ -1,11 +1,14 @@
-"""seed_demo part of this app: two courses, one activity per completion rule (see shared
-docs/demo.md and lms/demo.py). Records are found again by their natural keys (course title,
-module and activity position), so a second run updates rather than duplicates; every run
-empties the demo members' progress, reports, course completions and idempotency records."""
+"""seed_demo part of this app: two published courses, one activity per completion rule, and
+an unpublished course the learner is enrolled in (see docs/demo.md and lms/demo.py). Records
+are found again by their natural keys (course title, module and activity position), so a
+second run updates rather than duplicates; every run empties the demo members' progress,
+reports, course completions and idempotency records."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.db.models import Q
 
 from learn.models import (
     Activity,
@@ -96,15 +99,20 @@ SECOND_COURSE = (
         )
     ],
 )
+# Not published yet, though the learner is enrolled: no course list shows it to them.
+UNPUBLISHED_COURSE = (
+    "Machine learning (draft)",
+    [(1, "Foundations", True, [(1, "What a model learns", True, None, None)])],
+)
 
 
-def _course(demo: DemoOrg, definition) -> dict[str, Any]:
+def _course(demo: DemoOrg, definition, *, published: bool = True) -> dict[str, Any]:
     title, modules = definition
     course = Course.objects.filter(org=demo.org, title=title).order_by("created_at").first()
     if course is None:
-        course = Course.objects.create(org=demo.org, title=title, published=True)
-    elif not course.published:
-        course.published = True
+        course = Course.objects.create(org=demo.org, title=title, published=published)
+    elif course.published != published:
+        course.published = published
         course.save(update_fields=["published", "updated_at"])
     listed: list[tuple[int, int, str]] = []
     unpublished: list[str] = []
@@ -146,19 +154,24 @@ def _course(demo: DemoOrg, definition) -> dict[str, Any]:
 
 
 def seed(demo: DemoOrg) -> None:
-    """Adds ``courses`` to the manifest: the first course has the learner enrolled and one
-    activity per completion rule; nobody is enrolled in the second."""
+    """Adds ``courses`` and ``unpublishedCourse`` to the manifest: the first course has the
+    learner enrolled and one activity per completion rule; nobody is enrolled in the second;
+    the learner is enrolled in the unpublished one too."""
     first = _course(demo, FIRST_COURSE)
     second = _course(demo, SECOND_COURSE)
+    draft = _course(demo, UNPUBLISHED_COURSE, published=False)
     members = list(demo.members.values())
     learner = demo.members["learner"]
 
-    Enrollment.objects.filter(org=demo.org, course__in=[first["course"], second["course"]]).exclude(
-        course=first["course"], membership=learner
+    courses = [first["course"], second["course"], draft["course"]]
+    Enrollment.objects.filter(org=demo.org, course__in=courses).exclude(
+        Q(course__in=[first["course"], draft["course"]], membership=learner)
     ).delete()
     enroll(membership=learner, course=first["course"])
+    enroll(membership=learner, course=draft["course"])
 
     Progress.objects.filter(org=demo.org, membership__in=members).delete()
     CourseCompletion.objects.filter(org=demo.org, membership__in=members).delete()
     IdempotencyRecord.objects.filter(org=demo.org, membership__in=members).delete()
     demo.manifest["courses"] = [first["manifest"], second["manifest"]]
+    demo.manifest["unpublishedCourse"] = draft["manifest"]["id"]

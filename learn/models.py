@@ -128,7 +128,14 @@ class Enrollment(OrgScopedModel):
 
     class Meta:
         constraints = [org_unique("membership", "course", name="enrollment_org_member_course")]
-        indexes = [models.Index(fields=["org", "course"], name="enrollment_org_course")]
+        indexes = [
+            models.Index(fields=["org", "course"], name="enrollment_org_course"),
+            # A member's courses, most recently enrolled first (GET /api/learn/courses).
+            models.Index(
+                fields=["org", "membership", "-created_at", "-course"],
+                name="enrollment_org_member_recent",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.membership.user} in {self.course}"

@@ -6,14 +6,17 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
+from learn import completion
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
-from learn.models import Activity, Course, CourseCompletion, Enrollment
+from learn.models import Activity, Course, CourseCompletion, Enrollment, Module
 from lms.compiled import Compiled
+from lms.pagination import Page, page_rows
 from lms.tenancy import get_or_404, ids_or_404
-from lms.wire import wire_columns
+from lms.wire import WireId, WireTime, wire_columns
 from organizations.models import Membership, Organization
 
 
@@ -104,6 +107,7 @@ ACTIVITY_COLUMNS = (
     "module_id",
     "course_id",
     "seq",
+    "title",
     "settings",
     "created_at",
     "updated_at",
@@ -155,6 +159,7 @@ class ActivityProgress:
     activity_id: uuid.UUID
     status: str
     progress: float
+    remaining: completion.Remaining
 
 
 @dataclass(frozen=True)
@@ -166,22 +171,42 @@ class CourseProgress:
     activities: list[ActivityProgress]
 
 
+def _standing(
+    settings: object, status: str | None, progress: float | None, state: object
+) -> tuple[str, float, completion.Remaining]:
+    """An activity's status, progress and remaining for the member, from its stored
+    settings and the member's progress row (status, progress and state; None without one):
+    the status and progress the last report answered, what remains under the rule now."""
+    status = status or NOT_STARTED
+    rules, _ = completion.read_settings(settings)
+    return status, progress or 0.0, completion.remaining(rules, state, status)
+
+
+def _course_status(completed_at: object, started: bool) -> str:
+    """A course's status for the member: completed once its completion is stored (it
+    latches), in-progress once a listed activity has a report, else not-started."""
+    if completed_at is not None:
+        return COMPLETED
+    return IN_PROGRESS if started else NOT_STARTED
+
+
 def course_progress(
     *, org: Organization, membership: Membership, course_id: uuid.UUID
 ) -> CourseProgress:
     """The member's progress on a course and on each activity it lists, in listing order.
 
     An activity's status and progress are what the last progress report answered
-    (not-started, 0 without one). The course is completed once its completion is stored (it
-    latches); ``progress`` is the fraction of listed activities completed now. Two queries
-    whatever the number of activities; access as for the listing.
+    (not-started, 0 without one), its remaining what its rule still asks. The course is
+    completed once its completion is stored (it latches); ``progress`` is the fraction of
+    listed activities completed now. Two queries whatever the number of activities; access
+    as for the listing.
     """
-    completion = stored_completion(org, membership, OuterRef("pk"))
+    completion_of = stored_completion(org, membership, OuterRef("pk"))
     course = enrolled_course(
         org=org,
         membership=membership,
         course_id=course_id,
-        completed_at=Subquery(completion.values("completed_at")[:1]),
+        completed_at=Subquery(completion_of.values("completed_at")[:1]),
     )
     rows = (
         listed_activities(org, course.id)
@@ -190,22 +215,17 @@ def course_progress(
                 "progress", condition=Q(progress__org=org, progress__membership=membership)
             )
         )
-        .values_list("id", "mine__status", "mine__progress")
+        .values_list("id", "settings", "mine__status", "mine__progress", "mine__state")
     )
     activities = [
-        ActivityProgress(activity_id, status or NOT_STARTED, progress or 0.0)
-        for activity_id, status, progress in rows
+        ActivityProgress(activity_id, *_standing(settings, status, progress, state))
+        for activity_id, settings, status, progress, state in rows
     ]
     done = sum(activity.status == COMPLETED for activity in activities)
-    if course.completed_at is not None:
-        status = COMPLETED
-    elif any(activity.status != NOT_STARTED for activity in activities):
-        status = IN_PROGRESS
-    else:
-        status = NOT_STARTED
+    started = any(activity.status != NOT_STARTED for activity in activities)
     return CourseProgress(
         course_id=course.id,
-        status=status,
+        status=_course_status(course.completed_at, started),
         progress=_fraction(done, len(activities)),
         completed_at=course.completed_at,
         activities=activities,
@@ -217,3 +237,245 @@ def _fraction(done: int, total: int) -> float:
     if not total:
         return 0.0
     return 1.0 if done == total else min(round(done / total, 3), 0.999)
+
+
+# --- a course's outline (8.2) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineActivity:
+    id: str
+    seq: int
+    title: str
+    settings: object
+    status: str
+    progress: float
+    remaining: completion.Remaining
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineModule:
+    id: str
+    seq: int
+    title: str
+    activities: list[OutlineActivity]
+
+
+@dataclass(frozen=True, slots=True)
+class CourseOutline:
+    id: str
+    org_id: str
+    title: str
+    status: str
+    progress: float
+    completed_at: str | None
+    modules: list[OutlineModule]
+
+
+def _completed_at(org_id, membership_id, course_ref) -> WireTime:
+    """When the member completed ``course_ref`` (an id or an ``OuterRef``), as wire text, or
+    null."""
+    stored = stored_completion(org_id, membership_id, course_ref)
+    return WireTime(Subquery(stored.values("completed_at")[:1]))
+
+
+# The course with the caller's access and completion, as the outline's head reads it.
+_OUTLINE_HEAD = Compiled(
+    lambda org_id, membership_id, course_id: (
+        _published_courses(org_id, membership_id)
+        .filter(id=course_id)
+        .annotate(completed_at=_completed_at(org_id, membership_id, course_id))
+        .values_list(WireId("id"), WireId("org_id"), "title", "enrolled", "completed_at")
+    ),
+    prepare=True,
+)
+
+
+def _outline_rows(org_id, membership_id, course_id) -> QuerySet:
+    """The course's published modules by seq, each joined to its published activities by
+    seq (a module without one: a row of nulls) and each activity to the caller's progress;
+    every row also carries the course's head (uncorrelated subqueries, evaluated once), so
+    a course with a published module is read in one query."""
+    modules = Module.objects.for_org(org_id).filter(
+        course_id=course_id, published=True, course__published=True
+    )
+    return (
+        modules.annotate(
+            listed=FilteredRelation(
+                "activities",
+                condition=Q(
+                    activities__org=org_id,
+                    activities__course_id=course_id,
+                    activities__published=True,
+                ),
+            ),
+            mine=FilteredRelation(
+                "listed__progress",
+                condition=Q(
+                    listed__progress__org=org_id, listed__progress__membership_id=membership_id
+                ),
+            ),
+            enrolled=_enrolled(org_id, membership_id, course_id),
+            completed_at=_completed_at(org_id, membership_id, course_id),
+        )
+        .order_by("seq", "id", "listed__seq", "listed__id")
+        .values_list(
+            WireId("id"),
+            "seq",
+            "title",
+            WireId("listed__id"),
+            "listed__seq",
+            "listed__title",
+            "listed__settings",
+            "mine__status",
+            "mine__progress",
+            "mine__state",
+            WireId("course_id"),
+            WireId("org_id"),
+            "course__title",
+            "enrolled",
+            "completed_at",
+        )
+    )
+
+
+_OUTLINE = Compiled(_outline_rows, prepare=True)
+
+
+def course_outline(
+    *, org: Organization, membership: Membership, course_id: object
+) -> CourseOutline:
+    """The course's published modules by seq, each with its published activities by seq
+    (exactly the activities ``list_published_activities`` lists), each with the member's
+    status, progress and remaining; the course's status, progress and completion as
+    ``course_progress`` answers them. Access as for the listing: course unknown, foreign,
+    unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query when the
+    course has a published module, two when it has none, whatever the numbers."""
+    values = ids_or_404(Course, {"course_id": course_id})
+    lookup = {"org_id": org.id, "membership_id": membership.id, **values}
+    rows = _OUTLINE.rows(**lookup)
+    head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
+    course_id_text, org_id, course_title, enrolled, completed_at = head
+    if not enrolled:
+        raise NotEnrolled()
+    modules: list[OutlineModule] = []
+    done = listed = 0
+    started = False
+    for module_id, module_seq, module_title, activity_id, seq, title, settings, *mine in rows:
+        if not modules or modules[-1].id != module_id:
+            modules.append(OutlineModule(module_id, module_seq, module_title, []))
+        if activity_id is None:  # a module without a published activity
+            continue
+        reported, progress, state = mine[:3]
+        status, progress, remaining = _standing(settings, reported, progress, state)
+        modules[-1].activities.append(
+            OutlineActivity(activity_id, seq, title, settings, status, progress, remaining)
+        )
+        listed += 1
+        done += status == COMPLETED
+        started = started or reported is not None
+    return CourseOutline(
+        id=course_id_text,
+        org_id=org_id,
+        title=course_title,
+        status=_course_status(completed_at, started),
+        progress=_fraction(done, listed),
+        completed_at=completed_at,
+        modules=modules,
+    )
+
+
+# --- the caller's courses (8.1) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EnrolledCourse:
+    id: str
+    org_id: str
+    title: str
+    enrolled_at: str
+    status: str
+    progress: float
+    completed_at: str | None
+    activity_count: int
+
+
+def _count(queryset: QuerySet) -> Coalesce:
+    """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
+    counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
+    return Coalesce(Subquery(counted[:1]), 0)
+
+
+def enrolled_courses(org_id, membership_id) -> QuerySet:
+    """The member's enrollments in published courses, most recent first (the course id,
+    descending, breaks a tie), each with its course's head and the member's counts on it
+    (correlated subqueries, evaluated for the rows of the page only)."""
+    listed = Activity.objects.for_org(org_id).filter(
+        course=OuterRef("course_id"), published=True, module__published=True
+    )
+    # One filter() call: each call on a multi-valued relation would join it again.
+    mine = {"progress__org": org_id, "progress__membership_id": membership_id}
+    return (
+        Enrollment.objects.for_org(org_id)
+        .filter(membership_id=membership_id, course__published=True)
+        .order_by("-created_at", "-course_id")
+        .values_list(
+            WireId("course_id"),
+            WireId("org_id"),
+            "course__title",
+            WireTime("created_at"),
+            _completed_at(org_id, membership_id, OuterRef("course_id")),
+            _count(listed),
+            _count(listed.filter(**mine, progress__status=COMPLETED)),
+            Exists(listed.filter(**mine)),
+        )
+    )
+
+
+# Page 1 (the page nearly every request asks for), compiled once per page size and prepared:
+# its plan does not depend on the values (a member's few enrollments by the index that
+# starts with them, then subqueries by course id), and planning its four subqueries cost
+# more than running them (bench/load.py's "courses", docs/performance.md).
+_FIRST_PAGE = Compiled(
+    lambda size, org_id, membership_id: enrolled_courses(org_id, membership_id)[:size],
+    prepare=True,
+)
+
+
+def _enrolled_course(row: tuple) -> EnrolledCourse:
+    course_id, org_id, title, enrolled_at, completed_at, count, done, started = row
+    return EnrolledCourse(
+        id=course_id,
+        org_id=org_id,
+        title=title,
+        enrolled_at=enrolled_at,
+        status=_course_status(completed_at, started),
+        progress=_fraction(done, count),
+        completed_at=completed_at,
+        activity_count=count,
+    )
+
+
+def my_courses(
+    *, org: Organization, membership: Membership, page: Page
+) -> tuple[list[EnrolledCourse], int]:
+    """The page of the published courses the member is enrolled in, most recently enrolled
+    first, and their total; each with its title, the enrollment's time, the member's
+    status, progress and completion as ``course_progress`` answers them, and how many
+    activities it lists. Page 1 in one query when it is not full, two when it is; any
+    other page in at most two (``lms.pagination.page_rows``)."""
+    lookup = {"org_id": org.id, "membership_id": membership.id}
+
+    def count() -> int:  # built only when needed: a queryset costs as much as the read
+        return (
+            Enrollment.objects.for_org(org)
+            .filter(membership=membership, course__published=True)
+            .count()
+        )
+
+    if page.offset == 0:
+        rows = _FIRST_PAGE.rows(page.size, **lookup)
+        total = len(rows) if len(rows) < page.size else count()
+    else:
+        rows, total = page_rows(enrolled_courses(**lookup), page, count)
+    return [_enrolled_course(row) for row in rows], total

@@ -83,6 +83,79 @@ class ReportField(serializers.DictField):
     """One report object; the list is read into typed reports by ``completion.read_reports``."""
 
 
+def _remainder(title: str, properties: dict, description: str) -> dict:
+    return {
+        "type": "object",
+        "title": f"{title} remaining",
+        "description": description,
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _left(kind: str) -> dict:
+    return {"type": "integer", "minimum": 0, "nullable": True, "description": kind}
+
+
+# What ``completion.remaining`` answers before completion, one shape per rule (docs/api.md,
+# "What remains"); null once completed.
+REMAINING_SCHEMA = {
+    "oneOf": [
+        _remainder(
+            "open",
+            {"open": {"type": "boolean", "enum": [True]}},
+            "view: opening the activity (any progress request) completes it.",
+        ),
+        _remainder(
+            "seconds",
+            {"seconds": _left("Seconds, rounded up.")},
+            "time: seconds still to spend; media: seconds still to watch to reach the "
+            "threshold (null while no duration is known).",
+        ),
+        _remainder(
+            "pages",
+            {"pages": _left("Distinct pages.")},
+            "pages: distinct pages still to view (null while no page count is known).",
+        ),
+        _remainder(
+            "score",
+            {
+                "passingScore": {"type": "number", "minimum": 0, "maximum": 1},
+                "best": {"type": "number", "minimum": 0, "maximum": 1, "nullable": True},
+            },
+            "score: the passing score of the rule and the best score / maxScore so far "
+            "(null before any score).",
+        ),
+        _remainder(
+            "report",
+            {"report": {"type": "string", "enum": ["complete"]}},
+            "reported: a complete report is what remains.",
+        ),
+        {
+            "type": "object",
+            "title": "nothing remaining",
+            "description": "A completion rule stored invalid: the activity never completes.",
+            "maxProperties": 0,
+        },
+    ]
+}
+
+
+@extend_schema_field(REMAINING_SCHEMA)
+class RemainingField(serializers.JSONField):
+    """What remains of an activity under its rule (``completion.remaining``); null once
+    completed."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault(
+            "help_text",
+            "What the learner still has to do to complete the activity under its rule; null "
+            "exactly when completed.",
+        )
+        super().__init__(read_only=True, allow_null=True, **kwargs)
+
+
 class ProgressInputSerializer(serializers.Serializer):
     activity = StrictUUIDField(help_text="The activity's id.")
     reports = serializers.ListField(
@@ -112,6 +185,7 @@ class ProgressResultSerializer(serializers.Serializer):
     progress = serializers.FloatField(
         min_value=0.0, max_value=1.0, help_text="How far toward completion (1.0 once completed)."
     )
+    remaining = RemainingField()
 
 
 class ActivitySerializer(OrgScopedSerializer):
@@ -127,6 +201,7 @@ class ActivitySerializer(OrgScopedSerializer):
             "moduleId",
             "courseId",
             "seq",
+            "title",
             "settings",
             "createdAt",
             "updatedAt",
@@ -144,6 +219,7 @@ def activity_row(fields: dict) -> dict:
         "moduleId": fields["module_id"],
         "courseId": fields["course_id"],
         "seq": fields["seq"],
+        "title": fields["title"],
         "settings": fields["settings"],
         "createdAt": fields["created_at"],
         "updatedAt": fields["updated_at"],
@@ -157,6 +233,7 @@ class ActivityProgressSerializer(serializers.Serializer):
         help_text="What the last progress report answered; not-started without one.",
     )
     progress = serializers.FloatField(min_value=0.0, max_value=1.0)
+    remaining = RemainingField()
 
 
 class CourseProgressSerializer(serializers.Serializer):
@@ -175,3 +252,116 @@ class CourseProgressSerializer(serializers.Serializer):
     activities = ActivityProgressSerializer(
         many=True, help_text="In the order the course's activities are listed."
     )
+
+
+# --- a course's outline (8.2) and the caller's courses (8.1) ----------------------------------
+# Output shapes for the schema and for ``outline_body`` / ``enrolled_course_row``, which build
+# the same bodies without a serializer per row (tests compare the two).
+
+_STATUS_HELP = "The caller's: what the last progress report answered; not-started without one."
+
+
+class OutlineActivitySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    seq = serializers.IntegerField(min_value=1)
+    title = serializers.CharField(allow_blank=True, help_text="May be empty.")
+    settings = serializers.JSONField(allow_null=True, help_text="As stored (any JSON).")
+    status = serializers.ChoiceField(choices=ProgressStatus.choices, help_text=_STATUS_HELP)
+    progress = serializers.FloatField(min_value=0.0, max_value=1.0)
+    remaining = RemainingField()
+
+
+class OutlineModuleSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    seq = serializers.IntegerField(min_value=1)
+    title = serializers.CharField()
+    activities = OutlineActivitySerializer(
+        many=True,
+        help_text="Its published activities by seq: those the course's activity listing shows.",
+    )
+
+
+def _course_standing() -> tuple[serializers.Field, ...]:
+    """A course's status, progress and completedAt for the caller, as its progress read
+    answers them."""
+    return (
+        serializers.ChoiceField(
+            choices=ProgressStatus.choices,
+            help_text="completed once every listed activity was completed (it latches); "
+            "in-progress once any listed activity has a report; else not-started.",
+        ),
+        serializers.FloatField(
+            min_value=0.0, max_value=1.0, help_text="Completed / listed activities, now."
+        ),
+        serializers.DateTimeField(
+            source="completed_at", allow_null=True, help_text="When the course was completed."
+        ),
+    )
+
+
+class CourseOutlineSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    orgId = serializers.UUIDField(source="org_id")
+    title = serializers.CharField()
+    status, progress, completedAt = _course_standing()
+    modules = OutlineModuleSerializer(many=True, help_text="The published modules by seq.")
+
+
+class EnrolledCourseSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    orgId = serializers.UUIDField(source="org_id")
+    title = serializers.CharField()
+    enrolledAt = serializers.DateTimeField(source="enrolled_at", help_text="When enrolled.")
+    status, progress, completedAt = _course_standing()
+    activityCount = serializers.IntegerField(
+        source="activity_count",
+        min_value=0,
+        help_text="How many activities the course's activity listing shows.",
+    )
+
+
+def outline_body(outline) -> dict:
+    """What ``CourseOutlineSerializer`` answers for a ``learn.selectors.CourseOutline``
+    (whose ids and times are wire text already)."""
+    return {
+        "id": outline.id,
+        "orgId": outline.org_id,
+        "title": outline.title,
+        "status": outline.status,
+        "progress": outline.progress,
+        "completedAt": outline.completed_at,
+        "modules": [
+            {
+                "id": module.id,
+                "seq": module.seq,
+                "title": module.title,
+                "activities": [
+                    {
+                        "id": activity.id,
+                        "seq": activity.seq,
+                        "title": activity.title,
+                        "settings": activity.settings,
+                        "status": activity.status,
+                        "progress": activity.progress,
+                        "remaining": activity.remaining,
+                    }
+                    for activity in module.activities
+                ],
+            }
+            for module in outline.modules
+        ],
+    }
+
+
+def enrolled_course_row(course) -> dict:
+    """What ``EnrolledCourseSerializer`` answers for a ``learn.selectors.EnrolledCourse``."""
+    return {
+        "id": course.id,
+        "orgId": course.org_id,
+        "title": course.title,
+        "enrolledAt": course.enrolled_at,
+        "status": course.status,
+        "progress": course.progress,
+        "completedAt": course.completed_at,
+        "activityCount": course.activity_count,
+    }

@@ -26,10 +26,11 @@ def record_progress(
     activity_id: uuid.UUID,
     reports: list[completion.Received],
     request_id: str,
-) -> completion.Decision:
+) -> completion.Outcome:
     """Store every report (validated at the edge) and decide the activity's status from its
-    rule and every report so far; complete the course when this completes its last listed
-    activity. Unknown, foreign or unpublished activity: NotFound; not enrolled: NotEnrolled.
+    rule and every report so far, and what remains of it under the rule; complete the course
+    when this completes its last listed activity. Unknown, foreign or unpublished activity:
+    NotFound; not enrolled: NotEnrolled.
 
     The writes are one transaction, the caller's when there is one (an idempotent view
     stores its answer in it), so a failure stores nothing."""
@@ -40,7 +41,7 @@ def record_progress(
 
 
 @transaction.atomic
-def _record(org, membership, activity, reports, request_id) -> completion.Decision:
+def _record(org, membership, activity, reports, request_id) -> completion.Outcome:
     now = timezone.now()
     row = _locked_progress(org=org, membership=membership, activity=activity, now=now)
     # Written out (lms.statements): the ORM built and compiled both statements per report.
@@ -66,7 +67,8 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
     if row.status != completion.COMPLETED:
         # A completed activity stays completed: its reports are stored, its state is final.
         row.state = completion.visit(row.state, [received.report for received in reports])
-    decision = completion.decide(activity.completion_settings, row.state, previous=row.status)
+    settings = activity.completion_settings
+    decision = completion.decide(settings, row.state, previous=row.status)
     first_completion = decision.status == completion.COMPLETED and row.completed_at is None
     if first_completion:
         row.completed_at = now
@@ -97,7 +99,11 @@ def _record(org, membership, activity, reports, request_id) -> completion.Decisi
         complete_course_if_done(
             org=org, membership=membership, course_id=activity.course_id, now=now
         )
-    return decision
+    return completion.Outcome(
+        decision.status,
+        decision.progress,
+        completion.remaining(settings, row.state, decision.status),
+    )
 
 
 def _label(kind: str | None) -> str:

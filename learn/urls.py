@@ -4,6 +4,8 @@ from learn import views
 
 urlpatterns = [
     path("progress", views.ProgressView.as_view(), name="learn-progress"),
+    path("courses", views.MyCoursesView.as_view(), name="learn-courses"),
+    path("courses/<id:courseId>", views.CourseOutlineView.as_view(), name="learn-course-outline"),
     path(
         "courses/<id:courseId>/activities",
         views.CourseActivitiesView.as_view(),

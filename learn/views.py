@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from learn.models import IdempotencyRecord
-from learn.selectors import course_progress, list_published_activities
+from learn.models import Enrollment, IdempotencyRecord
+from learn.selectors import course_outline, course_progress, list_published_activities, my_courses
 from learn.serializers import (
     MAX_IDEMPOTENCY_KEY,
     ActivitySerializer,
+    CourseOutlineSerializer,
     CourseProgressSerializer,
+    EnrolledCourseSerializer,
     ProgressInputSerializer,
     ProgressResultSerializer,
     activity_row,
+    enrolled_course_row,
+    outline_body,
 )
 from learn.services import record_progress
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
+from lms.pagination import EnvelopePagination, envelope, read_page
 from lms.renderers import rendered
 from lms.request_id import current_request_id
 from lms.tenancy import OrgScopedViewMixin
@@ -84,14 +90,18 @@ class ProgressView(APIView):
             raise validation_error(details)
 
         def write() -> tuple[int, dict]:
-            decision = record_progress(
+            outcome = record_progress(
                 org=request.auth.org,
                 membership=request.auth,
                 activity_id=serializer.validated_data["activity"],
                 reports=serializer.validated_data["reports"],
                 request_id=current_request_id() or "",
             )
-            return 200, {"status": decision.status, "progress": decision.progress}
+            return 200, {
+                "status": outcome.status,
+                "progress": outcome.progress,
+                "remaining": outcome.remaining,
+            }
 
         answer = idempotent(
             store=IdempotencyRecord,
@@ -139,3 +149,45 @@ class CourseProgressView(OrgScopedViewMixin, APIView):
     def get(self, request, courseId):  # the interface's name for the path parameter
         progress = course_progress(org=self.org, membership=request.auth, course_id=courseId)
         return Response(CourseProgressSerializer(progress).data)
+
+
+class MyCoursesView(OrgScopedViewMixin, generics.ListAPIView):
+    """The published courses the caller is enrolled in, most recently enrolled first, a page
+    at a time, each with the caller's status, progress and completion."""
+
+    model = Enrollment
+    serializer_class = EnrolledCourseSerializer
+    pagination_class = EnvelopePagination
+    filter_backends: list = []
+
+    def get_queryset(self):  # the schema's; the list reads through learn.selectors
+        return Enrollment.objects.none()
+
+    @extend_schema(
+        operation_id="list_my_courses",
+        summary="List the courses you are enrolled in",
+        description="Any member: the published courses the caller is enrolled in, most "
+        "recently enrolled first (the course id, descending, breaks a tie), with the caller's "
+        "status, progress and completion on each. Unknown query parameters are ignored.",
+    )
+    def get(self, request, *args, **kwargs):
+        page = read_page(request)
+        courses, total = my_courses(org=self.org, membership=request.auth, page=page)
+        return rendered(
+            request, envelope([enrolled_course_row(course) for course in courses], total, page)
+        )
+
+
+class CourseOutlineView(OrgScopedViewMixin, APIView):
+    """A course the caller is enrolled in: its published modules by seq, each with its
+    published activities by seq (those the listing shows), with the caller's status,
+    progress and what remains of each. Access as for the listing."""
+
+    @extend_schema(
+        operation_id="read_course_outline",
+        summary="Read a course's outline with your progress (enrolled members)",
+        responses={200: CourseOutlineSerializer},
+    )
+    def get(self, request, courseId):  # the interface's name for the path parameter
+        outline = course_outline(org=self.org, membership=request.auth, course_id=courseId)
+        return rendered(request, outline_body(outline))

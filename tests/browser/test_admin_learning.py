@@ -82,8 +82,8 @@ def test_owner_builds_a_course_whose_time_rule_the_api_applies(admin_as, make_st
         assert response.status == 200, response.body
         return response.json()
 
-    assert report(45) == {"status": "in-progress", "progress": 0.75}
-    assert report(15) == {"status": "completed", "progress": 1.0}
+    assert report(45) == {"status": "in-progress", "progress": 0.75, "remaining": {"seconds": 15}}
+    assert report(15) == {"status": "completed", "progress": 1.0, "remaining": None}
 
 
 def test_a_rule_without_min_seconds_is_refused_on_the_course_page(admin_as, make_staff):

@@ -45,12 +45,23 @@ def test_each_activity_has_the_interface_fields_and_settings_as_stored(
     api, enrolled, course, module
 ):
     settings = {"completion": {"type": "media", "threshold": 0.9}, "duration": 600, "x": [None]}
-    with_settings = ActivityFactory(module=module, seq=1, settings=settings)
-    ActivityFactory(module=module, seq=2, settings=None)
+    with_settings = ActivityFactory(module=module, seq=1, settings=settings, title="Intro video")
+    ActivityFactory(module=module, seq=2, settings=None, title="")
     rows = api.get(url(course.id), token=enrolled.token).json()
     assert set(rows[0]) == set(
-        ["orgId", "id", "moduleId", "courseId", "seq", "settings", "createdAt", "updatedAt"]
+        [
+            "orgId",
+            "id",
+            "moduleId",
+            "courseId",
+            "seq",
+            "title",
+            "settings",
+            "createdAt",
+            "updatedAt",
+        ]
     )
+    assert (rows[0]["title"], rows[1]["title"]) == ("Intro video", "")
     assert rows[0]["orgId"] == str(course.org_id)
     assert rows[0]["moduleId"] == str(module.id)
     assert rows[0]["courseId"] == str(course.id)

@@ -469,3 +469,220 @@ def test_invalid_settings_are_explained(value, fragment):
     stored, messages = completion.read_settings(value)
     assert messages and any(fragment in m for m in messages), messages
     assert stored.rule == (UNUSABLE if "completion" in value else VIEW)
+
+
+# --- what remains (8.5) ---------------------------------------------------------------------
+
+
+def after_each_request(activity, batch, cuts):
+    """The reports split into requests, each folded in as a progress request folds it (which
+    opens the activity), the status latching as the service keeps it: after each request,
+    its status and what remains."""
+    state, status, seen = None, None, []
+    for request in chunks(batch, cuts):
+        state = completion.visit(state, request)
+        status = decide(activity, state, previous=status).status
+        seen.append((status, completion.remaining(activity, state, status)))
+    return seen
+
+
+@FAST
+@given(activity_settings(), reports, st.lists(st.integers(0, 100), max_size=4))
+def test_remaining_is_null_exactly_when_completed(activity, batch, cuts):
+    for status, left in after_each_request(activity, batch, cuts):
+        assert (left is None) == (status == COMPLETED)
+    # Before any report too: not started, something remains.
+    assert completion.remaining(activity, None, completion.NOT_STARTED) is not None
+
+
+@FAST
+@given(activity_settings(), reports)
+def test_a_rule_not_met_has_at_least_one_unit_left(activity, batch):
+    """Measured as decide measures: 0 left would be completed, so a known amount is >= 1."""
+    state = completion.visit(None, batch)
+    status = decide(activity, state).status
+    left = completion.remaining(activity, state, status)
+    for key in ("seconds", "pages"):
+        if left is not None and left.get(key) is not None:
+            assert left[key] >= 1
+
+
+def assert_not_grown(before, after):
+    if before is None:
+        assert after is None  # completion latches
+        return
+    if after is None:
+        return
+    assert set(after) == set(before)
+    for key in ("seconds", "pages"):
+        if key in before and before[key] is not None:
+            assert after[key] is not None and after[key] <= before[key]
+    if "best" in before:
+        assert after["passingScore"] == before["passingScore"]
+        assert before["best"] is None or after["best"] >= before["best"]
+    for key in ("open", "report"):
+        if key in before:
+            assert after[key] == before[key]
+
+
+@FAST
+@given(activity_settings(fixed_lengths=True), reports, st.lists(st.integers(0, 100), max_size=4))
+def test_remaining_never_grows_as_reports_arrive(activity, batch, cuts):
+    before = completion.remaining(activity, None, completion.NOT_STARTED)
+    for _, left in after_each_request(activity, batch, cuts):
+        assert_not_grown(before, left)
+        before = left
+
+
+@st.composite
+def one_document(draw):
+    """Reports of one media and one document, whose lengths every report states alike."""
+    duration = float(draw(st.sampled_from([60, 90.5, 600])))
+    pages = draw(st.integers(1, 12))
+
+    def segment(bounds):
+        start, end = sorted(bounds)
+        return MediaReport(start, end, duration)
+
+    position = st.floats(min_value=0, max_value=duration, allow_nan=False)
+    return draw(
+        st.lists(
+            st.one_of(
+                time_reports,
+                st.tuples(position, position).map(segment),
+                st.integers(1, pages).map(lambda page: PageReport(page, pages)),
+                score_reports(),
+                other_reports,
+            ),
+            max_size=25,
+        )
+    )
+
+
+@FAST
+@given(activity_settings(), one_document(), st.lists(st.integers(0, 100), max_size=4))
+def test_remaining_never_grows_when_the_reports_agree_on_the_lengths(activity, batch, cuts):
+    """Without lengths set by staff, the reported ones count: while they do not change, what
+    remains does not grow either (a media with no duration known yet has seconds: null)."""
+    before = completion.remaining(activity, None, completion.NOT_STARTED)
+    for _, left in after_each_request(activity, batch, cuts):
+        assert_not_grown(before, left)
+        before = left
+
+
+@FAST
+@given(activity_settings(), reports, st.data())
+def test_remaining_depends_on_the_reports_not_their_order(activity, batch, data):
+    shuffled = data.draw(st.permutations(batch))
+    status = decide(activity, fold(None, batch)).status
+    assert completion.remaining(activity, fold(None, shuffled), status) == (
+        completion.remaining(activity, fold(None, batch), status)
+    )
+
+
+def left_after(rule_settings, payloads, *, status=None):
+    """What remains after one progress request with ``payloads``, as 4.3 answers it."""
+    activity = settings_of(rule_settings)
+    state = completion.visit(None, read(payloads))
+    return completion.remaining(activity, state, status or decide(activity, state).status)
+
+
+NOTHING_YET = fold(None, [])
+
+
+@pytest.mark.parametrize(
+    "rule_settings, expected",
+    [
+        (None, {"open": True}),
+        ({"completion": {"type": "view"}}, {"open": True}),
+        ({"completion": {"type": "time", "minSeconds": 60}}, {"seconds": 60}),
+        ({"completion": {"type": "time", "minSeconds": 60.5}}, {"seconds": 61}),
+        ({"completion": {"type": "media", "threshold": 0.9}, "duration": 600}, {"seconds": 540}),
+        ({"completion": {"type": "media", "threshold": 0.9}}, {"seconds": None}),
+        ({"completion": {"type": "pages", "threshold": 1.0}, "pages": 10}, {"pages": 10}),
+        ({"completion": {"type": "pages", "threshold": 0.5}, "pages": 5}, {"pages": 3}),
+        ({"completion": {"type": "pages", "threshold": 1.0}}, {"pages": None}),
+        (
+            {"completion": {"type": "score", "passingScore": 0.7}},
+            {"passingScore": 0.7, "best": None},
+        ),
+        ({"completion": {"type": "reported"}}, {"report": "complete"}),
+    ],
+)
+def test_before_any_report_the_whole_rule_remains(rule_settings, expected):
+    activity = settings_of(rule_settings)
+    assert completion.remaining(activity, NOTHING_YET, completion.NOT_STARTED) == expected
+    assert completion.remaining(activity, None, completion.NOT_STARTED) == expected
+
+
+def test_view_remains_open_until_any_request_opens_it():
+    assert left_after(None, []) is None
+    assert left_after({"completion": {"type": "view"}}, [{"type": "bookmark"}]) is None
+
+
+def test_time_remaining_is_min_seconds_less_the_summed_time_rounded_up():
+    rule = {"completion": {"type": "time", "minSeconds": 60}}
+    assert left_after(rule, [{"type": "time", "seconds": 20}]) == {"seconds": 40}
+    assert left_after(rule, [{"type": "time", "seconds": 20.5}]) == {"seconds": 40}
+    assert left_after(rule, [{"type": "time", "seconds": 59.99}]) == {"seconds": 1}
+    assert left_after(rule, [{"type": "time", "seconds": 60}]) is None
+
+
+def test_media_remaining_is_what_is_still_to_watch_to_reach_the_threshold():
+    rule = {"completion": {"type": "media", "threshold": 0.9}, "duration": 600}
+    watched = [{"type": "media", "from": 0, "to": 270, "duration": 600}]
+    assert left_after(rule, watched) == {"seconds": 270}
+    overlapping = [*watched, {"type": "media", "from": 200, "to": 500, "duration": 600}]
+    assert left_after(rule, overlapping) == {"seconds": 40}  # 200-270 counts once
+    assert left_after(rule, [*overlapping, {**watched[0], "from": 500, "to": 540}]) is None
+
+
+def test_media_remaining_without_a_set_duration_uses_the_largest_reported():
+    rule = {"completion": {"type": "media", "threshold": 0.9}}
+    assert left_after(rule, [{"type": "time", "seconds": 5}]) == {"seconds": None}
+    watched = [{"type": "media", "from": 0, "to": 5, "duration": 100}]
+    assert left_after(rule, watched) == {"seconds": 85}
+
+
+def test_pages_remaining_counts_distinct_pages_still_to_view():
+    rule = {"completion": {"type": "pages", "threshold": 1.0}, "pages": 10}
+    seen = [{"type": "page", "page": p, "pages": 10} for p in (1, 2, 2, 3)]
+    assert left_after(rule, seen) == {"pages": 7}
+    assert left_after({"completion": rule["completion"]}, seen[:1]) == {"pages": 9}
+    assert left_after({"completion": rule["completion"]}, [{"type": "complete"}]) == {"pages": None}
+
+
+def test_a_threshold_of_float_noise_asks_for_no_extra_page():
+    """0.7 x 10 is 7.000000000000001: six pages seen leave one, not two."""
+    rule = {"completion": {"type": "pages", "threshold": 0.7}, "pages": 10}
+    seen = [{"type": "page", "page": p, "pages": 10} for p in range(1, 7)]
+    assert left_after(rule, seen) == {"pages": 1}
+    assert left_after(rule, [*seen, {"type": "page", "page": 7, "pages": 10}]) is None
+
+
+def test_score_remaining_is_the_passing_score_and_the_best_so_far():
+    rule = {"completion": {"type": "score", "passingScore": 0.7}}
+    scores = [
+        {"type": "score", "score": 5, "maxScore": 10},
+        {"type": "score", "score": 2, "maxScore": 4},
+    ]
+    assert left_after(rule, scores) == {"passingScore": 0.7, "best": 0.5}
+    assert left_after(rule, [{"type": "time", "seconds": 3}]) == {"passingScore": 0.7, "best": None}
+    assert left_after(rule, [{"type": "score", "score": 7, "maxScore": 10}]) is None
+
+
+def test_reported_remaining_is_a_complete_report():
+    rule = {"completion": {"type": "reported"}}
+    assert left_after(rule, [{"type": "time", "seconds": 30}]) == {"report": "complete"}
+    assert left_after(rule, [{"type": "complete"}]) is None
+
+
+def test_a_completed_status_has_nothing_remaining_whatever_the_state():
+    """Completion latches: a stricter rule set later does not bring anything back."""
+    stricter = {"completion": {"type": "time", "minSeconds": 600}}
+    assert left_after(stricter, [], status=COMPLETED) is None
+
+
+def test_a_rule_stored_around_validation_has_nothing_a_learner_could_do():
+    stored, _ = completion.read_settings({"completion": {"type": "magic"}})
+    assert completion.remaining(stored, fold(None, []), IN_PROGRESS) == {}

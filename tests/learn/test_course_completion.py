@@ -23,7 +23,7 @@ def complete(api, member, activity):
         URL, {"activity": str(activity.id), "reports": [{"type": "complete"}]}, token=member.token
     )
     assert response.status_code == 200, response.content[:500]
-    assert response.json() == {"status": "completed", "progress": 1.0}
+    assert response.json() == {"status": "completed", "progress": 1.0, "remaining": None}
     return response
 
 

@@ -70,7 +70,12 @@ def test_before_any_report_everything_is_not_started(api, enrolled, course, acti
         "progress": 0.0,
         "completedAt": None,
         "activities": [
-            {"activity": str(a.id), "status": "not-started", "progress": 0.0} for a in activities
+            {"activity": str(a.id), "status": "not-started", "progress": 0.0, "remaining": left}
+            for a, left in zip(
+                activities,
+                [{"seconds": 60}, {"pages": 4}, {"passingScore": 0.7, "best": None}],
+                strict=True,
+            )
         ],
     }
     assert [a["activity"] for a in body["activities"]] == listed_ids(api, enrolled, course)
@@ -91,15 +96,16 @@ def test_each_activity_reads_what_its_last_report_answered(api, enrolled, course
         answers[str(activity.id)] = report(api, enrolled, activity, sent)
         body = read(api, enrolled, course)
         for item in body["activities"]:
+            # What 4.3 answered last, remaining included; not-started before any report.
             expected = answers.get(item["activity"], {"status": "not-started", "progress": 0.0})
-            assert {"status": item["status"], "progress": item["progress"]} == expected
+            assert {key: item[key] for key in expected} == expected
         done = sum(a["status"] == "completed" for a in answers.values())
         assert (body["status"], body["progress"], body["completedAt"]) == (
             "in-progress",
             round(done / 3, 3),
             None,
         )
-    assert answers[str(timed.id)] == {"status": "completed", "progress": 1.0}
+    assert answers[str(timed.id)] == {"status": "completed", "progress": 1.0, "remaining": None}
     assert read(api, enrolled, course)["progress"] == 0.333
 
 
@@ -110,7 +116,11 @@ def test_completing_the_last_activity_completes_the_course(api, enrolled, course
     assert read(api, enrolled, course)["status"] == "in-progress"
 
     pages = [{"type": "page", "page": n, "pages": 4} for n in (1, 2, 3, 4)]
-    assert report(api, enrolled, reading, *pages) == {"status": "completed", "progress": 1.0}
+    assert report(api, enrolled, reading, *pages) == {
+        "status": "completed",
+        "progress": 1.0,
+        "remaining": None,
+    }
 
     body = read(api, enrolled, course)
     completion = CourseCompletion.all_orgs.get(membership=enrolled.membership, course=course)
@@ -119,7 +129,8 @@ def test_completing_the_last_activity_completes_the_course(api, enrolled, course
     assert body["status"] == "completed" and body["progress"] == 1.0
     assert body["completedAt"] == completion.completed_at.isoformat().replace("+00:00", "Z")
     assert body["activities"] == [
-        {"activity": str(a.id), "status": "completed", "progress": 1.0} for a in activities
+        {"activity": str(a.id), "status": "completed", "progress": 1.0, "remaining": None}
+        for a in activities
     ]
 
 
@@ -139,6 +150,7 @@ def test_completion_latches_when_staff_publish_another_activity(
         "activity": str(extra.id),
         "status": "not-started",
         "progress": 0.0,
+        "remaining": {"open": True},
     }
 
     report(api, enrolled, extra, {"type": "complete"})
@@ -184,6 +196,7 @@ def test_opening_an_activity_makes_the_course_in_progress(api, enrolled, course,
         "activity": str(activities[2].id),
         "status": "in-progress",
         "progress": 0.0,
+        "remaining": {"passingScore": 0.7, "best": None},
     }
 
 

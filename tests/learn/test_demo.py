@@ -7,7 +7,16 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from learn.models import Activity, Course, Enrollment, IdempotencyRecord, Progress, ProgressReport
+from learn.models import (
+    Activity,
+    Course,
+    Enrollment,
+    IdempotencyRecord,
+    Module,
+    Progress,
+    ProgressReport,
+)
+from organizations.models import ApiToken, hash_token
 from tests.helpers import ApiClient, assert_error
 
 pytestmark = pytest.mark.django_db
@@ -97,7 +106,8 @@ def test_seeding_twice_keeps_one_data_set_and_empties_progress():
         Activity.all_orgs.count(),
         Enrollment.all_orgs.count(),
     ) == counts
-    assert Enrollment.all_orgs.count() == 2  # the learner of each organization, first course
+    # The learner of each organization, in the first course and in the unpublished one.
+    assert Enrollment.all_orgs.count() == 4
     assert not Progress.all_orgs.exists() and not ProgressReport.all_orgs.exists()
     assert not IdempotencyRecord.all_orgs.exists()
 
@@ -108,7 +118,7 @@ def test_seeding_twice_keeps_one_data_set_and_empties_progress():
         token=token,
         headers={"Idempotency-Key": "demo"},
     )
-    assert again.json() == {"status": "in-progress", "progress": 0.5}
+    assert again.json() == {"status": "in-progress", "progress": 0.5, "remaining": {"seconds": 30}}
 
 
 def test_each_demo_rule_can_be_completed():
@@ -119,4 +129,46 @@ def test_each_demo_rule_can_be_completed():
         response = api.post(
             "/api/learn/progress", {"activity": rules[rule], "reports": reports}, token=token
         )
-        assert response.json() == {"status": "completed", "progress": 1.0}, rule
+        assert response.json() == {"status": "completed", "progress": 1.0, "remaining": None}, rule
+
+
+@pytest.mark.parametrize("key", ["org", "otherOrg"])
+def test_the_learner_is_enrolled_in_an_unpublished_course_no_list_shows(key):
+    data = seed()[key]
+    api, token = ApiClient(), data["tokens"]["learner"]
+    draft = Course.all_orgs.get(id=data["unpublishedCourse"])
+    assert not draft.published and str(draft.org_id) == data["id"]
+    learner = ApiToken.all_orgs.get(key_hash=hash_token(token)).membership
+    assert Enrollment.all_orgs.filter(course=draft, membership=learner).exists()
+    listed = api.get("/api/learn/courses", token=token).json()
+    assert [row["id"] for row in listed["rows"]] == [data["courses"][0]["id"]]
+    for path in ("", "/activities", "/progress"):
+        response = api.get(f"/api/learn/courses/{draft.id}{path}", token=token)
+        assert_error(response, 404, "not_found")
+
+
+def test_every_demo_course_module_and_activity_has_a_title():
+    seed()
+    for model in (Course, Module, Activity):
+        assert model.all_orgs.exists()
+        assert not model.all_orgs.filter(title="").exists(), model
+
+
+def test_the_outline_of_the_first_course_shows_titles_and_what_remains():
+    data = seed()["org"]
+    api, token = ApiClient(), data["tokens"]["learner"]
+    first = data["courses"][0]
+    body = api.get(f"/api/learn/courses/{first['id']}", token=token).json()
+    activities = [a for module in body["modules"] for a in module["activities"]]
+    assert [a["id"] for a in activities] == first["published"]
+    assert all(module["title"] for module in body["modules"])
+    assert all(activity["title"] for activity in activities)
+    remaining = {a["id"]: a["remaining"] for a in activities}
+    assert [remaining[first["rules"][rule]] for rule in RULES] == [
+        {"open": True},
+        {"seconds": 60},
+        {"seconds": 540},
+        {"pages": 10},
+        {"passingScore": 0.7, "best": None},
+        {"report": "complete"},
+    ]

@@ -24,7 +24,8 @@ def report(api, member, activity, *reports, **kwargs):
 def answer(response) -> tuple[str, float]:
     assert response.status_code == 200, response.content[:500]
     body = response.json()
-    assert set(body) == {"status", "progress"}
+    assert set(body) == {"status", "progress", "remaining"}
+    assert (body["remaining"] is None) == (body["status"] == "completed"), body
     return body["status"], body["progress"]
 
 
@@ -141,6 +142,74 @@ def test_reported_rule_waits_for_a_complete_report(api, enrolled, make_activity)
         0.0,
     )
     assert answer(report(api, enrolled, activity, {"type": "complete"})) == ("completed", 1.0)
+
+
+# --- what remains (8.5) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rule, lengths, reports, remaining",
+    [
+        (
+            {"type": "time", "minSeconds": 60},
+            {},
+            [{"type": "time", "seconds": 20.5}],
+            {"seconds": 40},
+        ),
+        (
+            {"type": "media", "threshold": 0.9},
+            {"duration": 600},
+            [{"type": "media", "from": 0, "to": 270, "duration": 600}],
+            {"seconds": 270},
+        ),
+        ({"type": "media", "threshold": 0.9}, {}, [], {"seconds": None}),
+        (
+            {"type": "pages", "threshold": 1.0},
+            {"pages": 10},
+            [{"type": "page", "page": p, "pages": 10} for p in (1, 2, 2)],
+            {"pages": 8},
+        ),
+        ({"type": "pages", "threshold": 1.0}, {}, [{"type": "bookmark"}], {"pages": None}),
+        (
+            {"type": "score", "passingScore": 0.7},
+            {},
+            [{"type": "score", "score": 5, "maxScore": 10}],
+            {"passingScore": 0.7, "best": 0.5},
+        ),
+        ({"type": "score", "passingScore": 0.7}, {}, [], {"passingScore": 0.7, "best": None}),
+        ({"type": "reported"}, {}, [{"type": "time", "seconds": 3}], {"report": "complete"}),
+    ],
+)
+def test_the_answer_says_what_remains_under_the_rule(
+    api, enrolled, make_activity, rule, lengths, reports, remaining
+):
+    activity = make_activity(rule, **lengths)
+    response = report(api, enrolled, activity, *reports)
+    assert answer(response)[0] == "in-progress"
+    assert response.json()["remaining"] == remaining
+
+
+def test_remaining_shrinks_to_null_as_reports_arrive(api, enrolled, make_activity):
+    activity = make_activity({"type": "time", "minSeconds": 60})
+    lefts = [
+        report(api, enrolled, activity, {"type": "time", "seconds": s}).json()["remaining"]
+        for s in (20, 30, 9.5, 1, 5)
+    ]
+    assert lefts == [{"seconds": 40}, {"seconds": 10}, {"seconds": 1}, None, None]
+
+
+def test_a_replayed_answer_says_what_remained_then(api, enrolled, make_activity):
+    activity = make_activity({"type": "pages", "threshold": 1.0}, pages=4)
+    headers = {"Idempotency-Key": "page-one"}
+    first = report(
+        api, enrolled, activity, {"type": "page", "page": 1, "pages": 4}, headers=headers
+    )
+    report(api, enrolled, activity, {"type": "page", "page": 2, "pages": 4})
+    again = report(
+        api, enrolled, activity, {"type": "page", "page": 1, "pages": 4}, headers=headers
+    )
+    assert first.json()["remaining"] == again.json()["remaining"] == {"pages": 3}
+    assert again["Idempotent-Replayed"] == "true"
 
 
 def test_completion_never_regresses_even_when_the_rule_gets_stricter(api, enrolled, make_activity):
@@ -441,6 +510,7 @@ def test_keys_expire_after_24_hours(api, enrolled, make_activity):
     assert IdempotencyRecord.all_orgs.get().response_body == {
         "status": "completed",
         "progress": 1.0,
+        "remaining": None,
     }
 
 

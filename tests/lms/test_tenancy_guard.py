@@ -106,6 +106,9 @@ CASES = {
             None,
         ),
     ],
+    "api/learn/courses/<id:courseId>": lambda w: [
+        ("GET", f"/api/learn/courses/{w['course'].id}", f"/api/learn/courses/{MISSING}", None),
+    ],
     "api/learn/courses/<id:courseId>/progress": lambda w: [
         (
             "GET",
@@ -147,7 +150,7 @@ MODELS = {
     "downloads.Asset": "by id in link bodies and unlink paths",
     "downloads.Download": "by id in link and unlink paths",
     "downloads.DownloadAsset": "only inside a download's list",
-    "learn.Course": "by id in the activities path",
+    "learn.Course": "by id in the outline, activities and progress paths; listed by enrollment",
     "learn.Module": "never by id",
     "learn.Activity": "by id in progress bodies",
     "learn.Enrollment": "never by id; decides not_enrolled",

@@ -21,6 +21,8 @@ PATHS = [
     f"/api/downloads/{ID}/assets",
     f"/api/downloads/{ID}/assets/{ID}",
     "/api/learn/progress",
+    "/api/learn/courses",
+    f"/api/learn/courses/{ID}",
     f"/api/learn/courses/{ID}/activities",
     f"/api/learn/courses/{ID}/progress",
     "/api/bundles",
