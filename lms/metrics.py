@@ -58,6 +58,12 @@ THROTTLED = Counter(
     ["scope"],
     registry=_registry,
 )
+REPLICA_SKIPS = Counter(
+    "lms_replica_skips",
+    "Reads sent to the primary because the replica was down, lagging or failed mid-request.",
+    ["reason"],
+    registry=_registry,
+)
 
 # The classic text format, which every Prometheus reads (generate_latest writes it).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -104,6 +110,11 @@ def count_automation_run(trigger: str, status: str) -> None:
 def count_throttled(scope: str) -> None:
     if collecting():
         THROTTLED.labels(scope).inc()
+
+
+def count_replica_skip(reason: str) -> None:
+    if collecting():
+        REPLICA_SKIPS.labels(reason).inc()
 
 
 _at_scrape: dict[str, tuple[str, Callable[[], float]]] = {}

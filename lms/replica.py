@@ -56,6 +56,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from lms import metrics
 from lms.compiled import preparing_cursor
 
 logger = logging.getLogger("lms.replica")
@@ -85,7 +86,7 @@ END
 SKIP_REASONS = ("down", "lagging", "failed")
 _skips = dict.fromkeys(SKIP_REASONS, 0)
 # Called with the reason on every skip (a metrics counter registers itself here).
-skip_listeners: list[Callable[[str], None]] = []
+skip_listeners: list[Callable[[str], None]] = [metrics.count_replica_skip]
 
 
 def replica_skips() -> dict[str, int]:

@@ -18,7 +18,7 @@ from tests.processes import gunicorn_server
 from tests.proof.processes import clean_env, manage
 
 # What the page reads: one constant, the only place that names the endpoint.
-ENDPOINT = "/api/bundles"
+ENDPOINT = "/api/learn/courses"
 # The pages' origins: another loopback address than the API's 127.0.0.1, so another origin
 # (and another site) to the browser, whatever the ports.
 PAGE_HOST = "127.0.0.2"
@@ -86,7 +86,8 @@ class Pages:
 
 @pytest.fixture(scope="module")
 def cross_origin(tmp_path_factory):
-    """(listed page origin, unlisted page origin, the learner's token) with the API served
+    """(listed page origin, unlisted page origin, the demo organization's manifest) with the
+    API served
     by gunicorn on a database seeded with the demo data, LMS_CORS_ORIGINS naming the first
     origin only."""
     var = tmp_path_factory.mktemp("cors")
@@ -101,10 +102,10 @@ def cross_origin(tmp_path_factory):
         for step in (["migrate", "--noinput"], ["seed_demo", "--json"]):
             done = manage(*step, env=env, timeout=300)
             assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        token = json.loads(done.stdout)["org"]["tokens"]["learner"]
+        demo = json.loads(done.stdout)["org"]
         with gunicorn_server(env, log_path=var / "gunicorn.log", workers=1) as server:
-            pages.fill(server.url, token)
-            yield listed, unlisted
+            pages.fill(server.url, demo["tokens"]["learner"])
+            yield listed, unlisted, demo
 
 
 def shown(browser, origin: str) -> str:
@@ -120,16 +121,19 @@ def shown(browser, origin: str) -> str:
 
 
 def test_a_page_on_a_listed_origin_reads_the_api_with_a_token(browser, cross_origin):
-    listed, _ = cross_origin
+    listed, _, demo = cross_origin
     answer = json.loads(shown(browser, listed))
     assert answer["status"] == 200
     # An exposed header: the page can read the request id of its call.
     assert answer["requestId"]
-    assert answer["body"]["total"] == 40
-    assert len(answer["body"]["rows"]) == answer["body"]["pageSize"]
+    # The learner's courses: the published one they are enrolled in, not the unpublished one.
+    assert answer["body"]["total"] == 1
+    [course] = answer["body"]["rows"]
+    assert course["id"] == demo["courses"][0]["id"]
+    assert course["title"] and course["activityCount"] == len(demo["courses"][0]["published"])
 
 
 def test_a_page_on_an_origin_not_listed_cannot(browser, cross_origin):
-    _, unlisted = cross_origin
+    _, unlisted, _ = cross_origin
     text = shown(browser, unlisted)
     assert text.startswith("failed: TypeError"), text

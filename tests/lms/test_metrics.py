@@ -137,6 +137,16 @@ def test_the_throttles_refusals_are_counted(api, metrics_on, org, settings):
     assert scrape(api)[key] - before == 2
 
 
+def test_the_replicas_skips_are_counted_by_reason(api, metrics_on):
+    from lms import replica
+
+    key = ("lms_replica_skips_total", (("reason", "lagging"),))
+    before = scrape(api).get(key, 0)
+    replica._skip("lagging")
+    replica._skip("lagging")
+    assert scrape(api)[key] - before == 2
+
+
 def _run(org, actions, *, due_at=None, status=AutomationRun.Status.PENDING) -> AutomationRun:
     automation = AutomationFactory(org=org, trigger="enrollment.created", actions=actions)
     return AutomationRun.objects.create(
@@ -146,7 +156,7 @@ def _run(org, actions, *, due_at=None, status=AutomationRun.Status.PENDING) -> A
         event_id=uuid.uuid4(),
         occurred_at=timezone.now(),
         event_data={"email": "a@example.com"},
-        actions=[runs.fresh_action(action) for action in actions],
+        revision_id=automation.revision_id,
         due_at=due_at or timezone.now(),
         status=status,
     )
