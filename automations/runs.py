@@ -80,18 +80,6 @@ def _revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
     return automation.revision_id
 
 
-def fresh_action(action: dict) -> dict:
-    """An action of a run that no worker has attempted yet, with its input."""
-    return {
-        "type": action["type"],
-        "input": action["input"],
-        "status": "pending",
-        "attempts": 0,
-        "lastError": None,
-        "response": None,
-    }
-
-
 def hand_off(run_ids: list[str]) -> None:
     """Give new runs to the worker: one task, whatever their number (it fans out)."""
     from automations.tasks import start_runs

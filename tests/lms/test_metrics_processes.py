@@ -37,7 +37,7 @@ automation = Automation.objects.create(org=org, name="Hi", trigger="enrollment.c
     actions=[{"type": "send_email", "input": {"to": "learner", "subject": "Hi", "body": "."}}])
 run = AutomationRun.objects.create(org=org, automation=automation, trigger="enrollment.created",
     event_id=automation.id, occurred_at=timezone.now(), event_data={"email": "a@example.com"},
-    actions=[runs.fresh_action(a) for a in automation.actions], due_at=timezone.now())
+    revision_id=automation.revision_id, due_at=timezone.now())
 runs.execute(run.id)
 """
 
