@@ -91,13 +91,14 @@ def summary(manifest: dict[str, Any], *, base: str, path: Path) -> list[str]:
 
 def _first_ids(org: dict[str, Any]) -> list[str]:
     """Ids of the first organization a first call needs, each with a call that uses it."""
-    lines = [f"Ids to start with ({org['name']}; call as its learner unless said):"]
+    lines = [
+        f"Ids to start with ({org['name']}; call as its learner unless said):",
+        "  courses    (the learner's)  GET /api/learn/courses",
+    ]
     courses = org.get("courses") or []
     if courses:
         course = courses[0]
-        lines.append(
-            f"  course     {course['id']}  GET /api/learn/courses/{course['id']}/activities"
-        )
+        lines.append(f"  course     {course['id']}  GET /api/learn/courses/{course['id']}")
         for rule, activity in (course.get("rules") or {}).items():
             lines.append(f"  activity   {activity}  ({rule} rule) POST /api/learn/progress")
     downloads, assets = org.get("downloads") or [], org.get("assets") or []
