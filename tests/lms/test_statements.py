@@ -92,8 +92,8 @@ def test_a_statement_is_prepared_once_per_connection_and_logged_with_its_values(
 
 
 def _extra_model(**more):
-    """A model in a registry of its own (never migrated; its table made by the test) with the columns
-    ``test_insert_fills_...`` gives and others each filled another way."""
+    """A model in a registry of its own (never migrated: a test makes its table) with the
+    columns the tests give and others, each filled another way."""
     attrs = {
         "__module__": __name__,
         "Meta": type("Meta", (), {"app_label": "downloads", "db_table": "statements_x"}),
