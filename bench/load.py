@@ -6,7 +6,7 @@
 
 Three servers run at once, each ``gunicorn -c gunicorn.conf.py`` with the same shape
 (``--workers`` x ``--threads``; by default gunicorn.conf.py's own, a worker per CPU with one
-thread: 2 x 1 on 2 CPUs) on a free loopback port (tests/processes.py):
+thread: 2 x 1 on 2 CPUs) on a free loopback port (harness/processes.py):
 
 - ours: the service's settings (bench/settings.py);
 - textbook: the DRF textbook baseline of each operation (bench/textbook.py), Django's default
@@ -41,7 +41,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import gunicorn_server  # noqa: E402
+from harness.processes import gunicorn_server  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/lms_bench"
 WRK_SCRIPT = ROOT / "bench" / "wrk.lua"
