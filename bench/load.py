@@ -317,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
     )
+    parser.add_argument("--out", help="the figures' JSON file (default: bench/results/)")
     args = parser.parse_args(argv)
     check_bounds(parser, args)
     default_workers, default_threads = production_shape()
@@ -374,11 +375,12 @@ def main(argv: list[str] | None = None) -> int:
                 figures.setdefault((target.key, name), []).append(result)
     rows = summarize(targets, figures)
     print(format_table(rows))
-    out = ROOT / "bench" / "results" / f"load-{started:%Y%m%dT%H%M%SZ}.json"
+    default = ROOT / "bench" / "results" / f"load-{started:%Y%m%dT%H%M%SZ}.json"
+    out = Path(args.out) if args.out else default
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {"started": started.isoformat(), "args": vars(args)}
     out.write_text(json.dumps({**report, "rows": rows, "runs": _runs(figures)}, indent=2))
-    print(f"\nfigures written to {out.relative_to(ROOT)}", file=sys.stderr)
+    print(f"\nfigures written to {out}", file=sys.stderr)
     return 0
 
 
