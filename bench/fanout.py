@@ -71,16 +71,19 @@ def main() -> None:
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     call_command("migrate", verbosity=0)
 
+    from django.test import Client
+
     from automations import runs
     from automations.models import Automation, AutomationRun
-    from learn.models import Enrollment
-    from tests.factories import OrganizationFactory
-    from tests.helpers import ApiClient, make_member
-    from tests.learn.factories import ActivityFactory, CourseFactory
+    from learn.models import Activity, Course, Enrollment, Module
+    from organizations.models import Membership, Organization
+    from organizations.services import add_member, create_api_token
 
-    org = OrganizationFactory()
-    course = CourseFactory(org=org)
-    activity = ActivityFactory(org=org, module__course=course)
+    org = Organization.objects.create(name=f"Fan-out {time.time_ns()}")
+    course = Course.objects.create(org=org, title="At the limits", published=True)
+    part = {"org": org, "course": course, "seq": 1, "published": True}
+    module = Module.objects.create(**part, title="The module")
+    activity = Activity.objects.create(**part, module=module, title="The activity")
     for number in range(args.automations):
         Automation.objects.create(
             org=org,
@@ -88,15 +91,23 @@ def main() -> None:
             trigger="course.completed",
             actions=[action_at_the_limit(number * ACTIONS + i) for i in range(ACTIONS)],
         )
-    api = ApiClient()
-    body = {"activity": str(activity.id), "reports": [{"type": "complete"}]}
+    client = Client()
+    body = json.dumps({"activity": str(activity.id), "reports": [{"type": "complete"}]})
     timings, wals, grown = [], [], []
-    for _ in range(args.learners + 1):  # the first warms up
-        learner = make_member(org)
-        Enrollment.objects.create(org=org, course=course, membership=learner.membership)
+    for number in range(args.learners + 1):  # the first warms up
+        learner = add_member(
+            org=org, email=f"learner-{number}@{org.id}.example", role=Membership.Role.LEARNER
+        )
+        token = create_api_token(membership=learner, name="fanout")[1]
+        Enrollment.objects.create(org=org, course=course, membership=learner)
         size, lsn = relations_size(), wal()
         started = time.perf_counter()
-        response = api.post("/api/learn/progress", body, token=learner.token)
+        response = client.post(
+            "/api/learn/progress",
+            body,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        )
         elapsed = time.perf_counter() - started
         lsn, size = wal() - lsn, relations_size() - size
         assert response.status_code == 200, response.content[:500]

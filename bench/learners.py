@@ -23,12 +23,19 @@ def main(manifest_path: str) -> int:
     import django
 
     django.setup()
+    manifest = json.loads(Path(manifest_path).read_text())
+    print(json.dumps(issue(manifest, LEARNERS)))
+    return 0
+
+
+def issue(manifest: dict, count: int) -> dict[str, list[str]]:
+    """``count`` learners of each organization of ``manifest`` (found again when they
+    exist), enrolled in its first course, each with a new token: {org id: [raw token, ...]}."""
     from learn.models import Course
     from learn.services import enroll
     from organizations.models import Membership, Organization
     from organizations.services import add_member, create_api_token
 
-    manifest = json.loads(Path(manifest_path).read_text())
     tokens: dict[str, list[str]] = {}
     for key in ("org", "otherOrg"):
         if not manifest.get(key):
@@ -36,7 +43,7 @@ def main(manifest_path: str) -> int:
         org = Organization.objects.get(id=manifest[key]["id"])
         course = Course.objects.for_org(org).get(id=manifest[key]["courses"][0]["id"])
         raws = []
-        for number in range(LEARNERS):
+        for number in range(count):
             membership = add_member(
                 org=org,
                 email=f"bench-learner-{number}@{str(org.id)[:8]}.example",
@@ -45,8 +52,7 @@ def main(manifest_path: str) -> int:
             enroll(membership=membership, course=course)
             raws.append(create_api_token(membership=membership, name="bench")[1])
         tokens[str(org.id)] = raws
-    print(json.dumps(tokens))
-    return 0
+    return tokens
 
 
 if __name__ == "__main__":

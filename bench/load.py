@@ -6,7 +6,7 @@
 
 Three servers run at once, each ``gunicorn -c gunicorn.conf.py`` with the same shape
 (``--workers`` x ``--threads``; by default gunicorn.conf.py's own, a worker per CPU with one
-thread: 2 x 1 on 2 CPUs) on a free loopback port (tests/processes.py):
+thread: 2 x 1 on 2 CPUs) on a free loopback port (harness/processes.py):
 
 - ours: the service's settings (bench/settings.py);
 - textbook: the DRF textbook baseline of each operation (bench/textbook.py), Django's default
@@ -41,7 +41,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import gunicorn_server  # noqa: E402
+from harness.processes import gunicorn_server  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/lms_bench"
 WRK_SCRIPT = ROOT / "bench" / "wrk.lua"
@@ -317,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="for ours (repeat)"
     )
+    parser.add_argument("--out", help="the figures' JSON file (default: bench/results/)")
     args = parser.parse_args(argv)
     check_bounds(parser, args)
     default_workers, default_threads = production_shape()
@@ -374,11 +375,12 @@ def main(argv: list[str] | None = None) -> int:
                 figures.setdefault((target.key, name), []).append(result)
     rows = summarize(targets, figures)
     print(format_table(rows))
-    out = ROOT / "bench" / "results" / f"load-{started:%Y%m%dT%H%M%SZ}.json"
+    default = ROOT / "bench" / "results" / f"load-{started:%Y%m%dT%H%M%SZ}.json"
+    out = Path(args.out) if args.out else default
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {"started": started.isoformat(), "args": vars(args)}
     out.write_text(json.dumps({**report, "rows": rows, "runs": _runs(figures)}, indent=2))
-    print(f"\nfigures written to {out.relative_to(ROOT)}", file=sys.stderr)
+    print(f"\nfigures written to {out}", file=sys.stderr)
     return 0
 
 

@@ -40,7 +40,7 @@ from bench.load import (  # noqa: E402
     timed_run,
     write_plans,
 )
-from tests.processes import gunicorn_server  # noqa: E402
+from harness.processes import gunicorn_server  # noqa: E402
 
 # bench/load.py's operations, named without a seeded database (its floors run on the bare
 # settings, not ours).

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from django.db import IntegrityError, connections, router, transaction
-from django.db.models import F
+from django.db.models import F, UniqueConstraint
 from django.utils import timezone
 
 from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
@@ -73,10 +73,40 @@ class Link(NamedTuple):
         return cls._make([getattr(link, column) for column in LINK_COLUMNS])
 
 
+# The constraints a writer that slipped past the download lock breaks, by name (PostgreSQL
+# names the constraint an error breaks) and by columns (SQLite names the columns).
+_RACES = [
+    constraint
+    for constraint in DownloadAsset._meta.constraints
+    if isinstance(constraint, UniqueConstraint)
+]
+_RACE_NAMES = frozenset(constraint.name for constraint in _RACES)
+_RACE_COLUMNS = frozenset(
+    frozenset(DownloadAsset._meta.get_field(name).column for name in constraint.fields)
+    for constraint in _RACES
+)
+_SQLITE_UNIQUE = "UNIQUE constraint failed: "
+
+
+def _a_race(error: IntegrityError) -> bool:
+    """Whether ``error`` is a unique constraint of the links that a concurrent writer
+    broke: anything else (a NOT NULL column left out, a foreign key, a check) is a fault,
+    not a race, and retrying would only hide it."""
+    diag = getattr(error.__cause__, "diag", None)
+    if diag is not None:
+        return diag.constraint_name in _RACE_NAMES
+    message = str(error)
+    if not message.startswith(_SQLITE_UNIQUE):
+        return False
+    named = message.removeprefix(_SQLITE_UNIQUE).split(",")
+    return frozenset(column.strip().rpartition(".")[2] for column in named) in _RACE_COLUMNS
+
+
 def _retried(service: Callable[P, R]) -> Callable[P, R]:
     """Runs ``service`` in its own transaction (a savepoint inside the caller's), again
-    when the database refuses a write with an IntegrityError. Only a writer that bypassed
-    the download lock causes one; the next attempt reads what it left."""
+    when the database refuses a write by one of the links' unique constraints. Only a writer
+    that bypassed the download lock causes one; the next attempt reads what it left. Any
+    other ``IntegrityError`` is raised as it is: a 500, not a conflict."""
     attempt_once = transaction.atomic(service)
 
     @functools.wraps(service)
@@ -84,7 +114,9 @@ def _retried(service: Callable[P, R]) -> Callable[P, R]:
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 return attempt_once(*args, **kwargs)
-            except IntegrityError:
+            except IntegrityError as error:
+                if not _a_race(error):
+                    raise
                 if attempt == ATTEMPTS:
                     raise Conflict(
                         "The download's links changed during the request; retry it."
@@ -356,12 +388,16 @@ def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
     return _ASSET_NAME.one_or_404(Asset, org_id=download.org_id, id=asset_id)[0]
 
 
+# Checked at import: every other column of a link has a default (``lms.statements``).
+_INSERT_LINK = statements.Insert(DownloadAsset, LINK_COLUMNS)
+
+
 def _insert_link(link: Link) -> None:
-    """``INSERT`` of a new link with every column given (the id a UUIDv7 and both
-    timestamps the same moment, as the model's defaults would make them), written out
-    (``lms.statements``): Django's ``create`` builds a model, runs each field's ``pre_save``
-    and compiles the statement on every new link."""
-    statements.insert(DownloadAsset, LINK_COLUMNS, [link])
+    """``INSERT`` of a new link with ``LINK_COLUMNS`` given (the id a UUIDv7 and both
+    timestamps the same moment, as the model's defaults would make them) and any other
+    column its default, written out (``lms.statements``): Django's ``create`` builds a
+    model, runs each field's ``pre_save`` and compiles the statement on every new link."""
+    _INSERT_LINK([link])
 
 
 def _delete_link(link: Link) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -24,9 +26,20 @@ def _known_report(kind: str, properties: dict, note: str = "") -> dict:
     }
 
 
-def _seconds(maximum: float, *, positive: bool = False) -> dict:
-    schema: dict = {"type": "number", "minimum": 0, "maximum": maximum}
-    if positive:
+def _number(
+    bound: completion.Bound, *, at_least: float | None = None, at_most: float | None = None
+) -> dict:
+    """``bound`` (``learn.completion``, where each report bound is written once) as OpenAPI
+    says it; ``at_least``/``at_most`` for the limit another field's bound sets (from <= to
+    <= duration, page <= pages)."""
+    schema: dict = {"type": "integer" if bound.whole else "number"}
+    low = bound.low if math.isfinite(bound.low) else at_least
+    high = bound.high if math.isfinite(bound.high) else at_most
+    if low is not None:
+        schema["minimum"] = low
+    if high is not None:
+        schema["maximum"] = high
+    if bound.low_excluded:
         schema["exclusiveMinimum"] = True
     return schema
 
@@ -35,32 +48,31 @@ def _seconds(maximum: float, *, positive: bool = False) -> dict:
 # duration, page <= pages, score <= maxScore) are in each description and in docs/api.md.
 REPORT_SCHEMA = {
     "oneOf": [
-        _known_report(
-            "time", {"seconds": _seconds(completion.MAX_SECONDS_PER_REPORT, positive=True)}
-        ),
+        _known_report("time", {"seconds": _number(completion.SECONDS)}),
         _known_report(
             "media",
             {
-                "from": _seconds(completion.MAX_MEDIA_DURATION),
-                "to": _seconds(completion.MAX_MEDIA_DURATION),
-                "duration": _seconds(completion.MAX_MEDIA_DURATION, positive=True),
+                "from": _number(completion.POSITION, at_most=completion.DURATION.high),
+                "to": _number(
+                    completion.END,
+                    at_least=completion.POSITION.low,
+                    at_most=completion.DURATION.high,
+                ),
+                "duration": _number(completion.DURATION),
             },
             "A watched segment: from <= to <= duration.",
         ),
         _known_report(
             "page",
             {
-                "page": {"type": "integer", "minimum": 1, "maximum": completion.MAX_PAGES},
-                "pages": {"type": "integer", "minimum": 1, "maximum": completion.MAX_PAGES},
+                "page": _number(completion.PAGE, at_most=completion.PAGES.high),
+                "pages": _number(completion.PAGES),
             },
             "A viewed page: page <= pages.",
         ),
         _known_report(
             "score",
-            {
-                "score": {"type": "number", "minimum": 0},
-                "maxScore": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
-            },
+            {"score": _number(completion.SCORE), "maxScore": _number(completion.MAX_SCORE)},
             "An assessment result: score <= maxScore.",
         ),
         _known_report("complete", {}),

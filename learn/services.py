@@ -45,9 +45,7 @@ def _record(org, membership, activity, reports, request_id) -> completion.Outcom
     now = timezone.now()
     row = _locked_progress(org=org, membership=membership, activity=activity, now=now)
     # Written out (lms.statements): the ORM built and compiled both statements per report.
-    statements.insert(
-        ProgressReport,
-        _REPORT_COLUMNS,
+    _INSERT_REPORTS(
         (
             # A label for the admin; the payload keeps the type exactly as sent.
             (
@@ -115,7 +113,7 @@ def _label(kind: str | None) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-# Every column of a report, as ``_record`` writes them.
+# The columns of a report ``_record`` gives; any other one is filled with its default.
 _REPORT_COLUMNS = (
     "id",
     "org",
@@ -127,6 +125,8 @@ _REPORT_COLUMNS = (
     "payload",
     "request_id",
 )
+# Checked at import: every column not given has a default (``lms.statements``).
+_INSERT_REPORTS = statements.Insert(ProgressReport, _REPORT_COLUMNS)
 # The learner's progress row on an activity, locked (FOR UPDATE on PostgreSQL); SQL compiled
 # once per process.
 _PROGRESS_COLUMNS = tuple(field.attname for field in Progress._meta.concrete_fields)

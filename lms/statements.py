@@ -10,17 +10,26 @@ field's ``get_db_prep_save``, so the statements run on PostgreSQL and SQLite ali
 PostgreSQL each is prepared on its connection, so the database plans it once.
 
 Like every query of tenant rows, ``update`` and ``delete`` name the organization as well as
-the primary key. ``insert`` takes every column, so the caller gives what the model's defaults
-would make (a UUIDv7 id, the timestamps): nothing is filled in behind its back.
+the primary key. ``insert`` writes every concrete column of the model: the ones the caller
+gives, and each other one as the model would fill it (its ``default``, called per row when
+it is a callable; ``auto_now``/``auto_now_add``: the time; ``db_default`` and an automatic
+primary key: left to the database; nullable: NULL). So a field added with a default needs
+no change to the hot writes. A column none of that fills fails the first ``insert`` (or a
+module-level ``Insert``, at import) with ``ImproperlyConfigured`` naming the model, the
+field and what to change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import Field, Model
+from django.db.models.fields import NOT_PROVIDED, AutoFieldMixin
+from django.utils import timezone
 
 from lms.compiled import preparing_cursor
 
@@ -50,26 +59,84 @@ def _one_row_params(meta, connection, org_id: Any, pk: Any) -> list:
     ]
 
 
+def fillers(
+    model: type[Model], given: Iterable[Field], *, by: str
+) -> list[tuple[Field, Callable[[], Any]]]:
+    """The concrete columns of ``model`` not in ``given``, each with what makes its value
+    for a new row as the model would: its ``default`` (a callable called per row), or the
+    time for ``auto_now``/``auto_now_add``, or NULL where it is nullable. Left out: a column
+    the database fills (``db_default``, an automatic primary key, a generated column).
+    ``ImproperlyConfigured`` for a column nothing fills; ``by`` names the statement."""
+    meta, taken = model._meta, {field.column for field in given}
+    found: list[tuple[Field, Callable[[], Any]]] = []
+    for field in meta.concrete_fields:
+        if field.column in taken or getattr(field, "generated", False):
+            continue
+        if field.has_default():
+            found.append((field, field.get_default))
+        elif field.db_default is not NOT_PROVIDED or isinstance(field, AutoFieldMixin):
+            continue
+        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            found.append((field, timezone.now))
+        elif field.null:
+            found.append((field, _none))
+        else:
+            raise ImproperlyConfigured(
+                f"{by} writes every column of {meta.label}, and nothing fills"
+                f" {meta.label}.{field.name} ({field.column!r}): give the field a default"
+                " (or a db_default, or null=True), or give its value in the columns the"
+                " statement writes."
+            )
+    return found
+
+
+def _none() -> None:
+    return None
+
+
+class Insert:
+    """``INSERT`` into ``model`` of rows, each the values of ``columns`` (field names or
+    attnames) in order, every other column filled as the model would (``fillers``).
+    Checked when made: a module-level one fails at import when a column cannot be filled."""
+
+    def __init__(self, model: type[Model], columns: Sequence[str]):
+        meta = model._meta
+        self.model = model
+        self.given = [meta.get_field(name) for name in columns]
+        self.filled = fillers(model, self.given, by=f"statements.insert({meta.label}, ...)")
+        self.fields = [*self.given, *(field for field, _ in self.filled)]
+
+    def __call__(self, rows: Iterable[Sequence[Any]]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        connection, meta, quote = _target(self.model)
+        fields, filled = self.fields, self.filled
+        row_sql = f"({', '.join(['%s'] * len(fields))})"
+        if filled:
+            rows = [(*row, *(make() for _, make in filled)) for row in rows]
+        _run(
+            connection,
+            f"INSERT INTO {quote(meta.db_table)}"
+            f" ({', '.join(quote(field.column) for field in fields)})"
+            f" VALUES {', '.join([row_sql] * len(rows))}",
+            [
+                field.get_db_prep_save(value, connection)
+                for row in rows
+                for field, value in zip(fields, row, strict=True)
+            ],
+        )
+
+
+@functools.cache
+def _insert(model: type[Model], columns: tuple[str, ...]) -> Insert:
+    return Insert(model, columns)
+
+
 def insert(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """``INSERT`` of ``rows``, each the values of ``columns`` (field names) in order, in one
-    statement."""
-    rows = list(rows)
-    if not rows:
-        return
-    connection, meta, quote = _target(model)
-    fields = [meta.get_field(name) for name in columns]
-    row_sql = f"({', '.join(['%s'] * len(fields))})"
-    _run(
-        connection,
-        f"INSERT INTO {quote(meta.db_table)}"
-        f" ({', '.join(quote(field.column) for field in fields)})"
-        f" VALUES {', '.join([row_sql] * len(rows))}",
-        [
-            field.get_db_prep_save(value, connection)
-            for row in rows
-            for field, value in zip(fields, row, strict=True)
-        ],
-    )
+    statement; every other column of the model as the model fills it (``Insert``)."""
+    _insert(model, tuple(columns))(rows)
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:

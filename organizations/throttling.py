@@ -34,6 +34,7 @@ from django.db import connection, transaction
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
+from lms import statements
 from lms.compiled import preparing_cursor
 from lms.metrics import count_throttled
 from organizations.models import ThrottleWindow
@@ -104,6 +105,8 @@ class DatabaseWindowStore:
         now = self.clock()
         params = {"key": key, "now": now, "since": now - window, "limit": limit,
                   "renew_before": now + window, "expires": now + 2 * window}  # fmt: skip
+        for n, (field, make) in enumerate(_FILLED):
+            params[f"fill_{n}"] = field.get_db_prep_save(make(), connection)
         with preparing_cursor(connection) as cursor:
             cursor.execute(_UPSERT_SQL, params)
             row = cursor.fetchone()
@@ -138,11 +141,25 @@ class DatabaseWindowStore:
         ThrottleWindow.objects.all().delete()
 
 
-_TABLE = ThrottleWindow._meta.db_table
+_quote = connection.ops.quote_name
+_META = ThrottleWindow._meta
+_TABLE = _quote(_META.db_table)
+_KEY, _HITS, _EXPIRES = (
+    _quote(_META.get_field(name).column) for name in ("key", "hits", "expires")
+)
+# Any other column of the table, filled as the model would (``lms.statements.fillers``):
+# a field added with a default needs no change here; one without fails at import.
+_FILLED = statements.fillers(
+    ThrottleWindow,
+    [_META.get_field(name) for name in ("key", "hits", "expires")],
+    by="The throttle's upsert (organizations.throttling)",
+)
+_FILLED_COLUMNS = "".join(f", {_quote(field.column)}" for field, _ in _FILLED)
+_FILLED_VALUES = "".join(f", %(fill_{n})s" for n in range(len(_FILLED)))
 # The hits still in the window: a JSON path filter, run in C over the stored array (casting
 # each element to float8 in SQL and aggregating them again cost about 0.1 ms a hit more).
 _KEPT = (
-    "jsonb_path_query_array(w.hits, '$[*] ? (@ > $since)',"
+    f"jsonb_path_query_array(w.{_HITS}, '$[*] ? (@ > $since)',"
     " jsonb_build_object('since', %(since)s::float8))"
 )
 # The hits in the window and this one, or nothing when the window is full. It answers how
@@ -154,15 +171,15 @@ _KEPT = (
 # hit that moved it on every request wrote three index entries and left a dead row version
 # each time.
 _UPSERT_SQL = f"""
-INSERT INTO {_TABLE} AS w (key, hits, expires)
-VALUES (%(key)s, jsonb_build_array(%(now)s::float8), %(expires)s)
-ON CONFLICT (key) DO UPDATE SET
-  hits = {_KEPT} || to_jsonb(%(now)s::float8),
-  expires = CASE WHEN w.expires < %(renew_before)s THEN %(expires)s ELSE w.expires END
+INSERT INTO {_TABLE} AS w ({_KEY}, {_HITS}, {_EXPIRES}{_FILLED_COLUMNS})
+VALUES (%(key)s, jsonb_build_array(%(now)s::float8), %(expires)s{_FILLED_VALUES})
+ON CONFLICT ({_KEY}) DO UPDATE SET
+  {_HITS} = {_KEPT} || to_jsonb(%(now)s::float8),
+  {_EXPIRES} = CASE WHEN w.{_EXPIRES} < %(renew_before)s THEN %(expires)s ELSE w.{_EXPIRES} END
 WHERE jsonb_array_length({_KEPT}) < %(limit)s
-RETURNING jsonb_array_length(hits)
+RETURNING jsonb_array_length({_HITS})
 """
-_HITS_SQL = f"SELECT hits FROM {_TABLE} WHERE key = %s"
+_HITS_SQL = f"SELECT {_HITS} FROM {_TABLE} WHERE {_KEY} = %s"
 
 
 def _json_list(value) -> list:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import free_port
+from harness.processes import free_port
 
 
 def _bin_dir() -> Path | None:

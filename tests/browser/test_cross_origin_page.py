@@ -1,5 +1,5 @@
 """8.6 in a real browser: a page served on another loopback origin calls the API, started as
-production starts it (gunicorn, tests/processes.py), with a learner's bearer token, and reads
+production starts it (gunicorn, harness/processes.py), with a learner's bearer token, and reads
 the answer, because that origin is in LMS_CORS_ORIGINS. The same page on an origin that is
 not listed cannot: Chromium refuses the answer (the fetch fails)."""
 
@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.processes import gunicorn_server
+from harness.processes import gunicorn_server
 from tests.proof.processes import clean_env, manage
 
 # What the page reads: one constant, the only place that names the endpoint.

@@ -174,3 +174,19 @@ def test_replace_is_all_or_nothing(org, download, assets):
             display_names={b.id: " "},  # a blank name is refused, after the other steps
         )
     assert [x[0] for x in stored(download)] == [a.id]
+
+
+def test_a_refusal_that_is_no_race_is_a_500_not_retried_into_a_409(
+    api, owner, org, download, assets, monkeypatch
+):
+    """Only the links' unique constraints are a race: a new link whose id is taken breaks
+    the primary key, a fault that no retry mends, and it answers as the 500 it is."""
+    (taken,) = link(download, assets[0])
+    monkeypatch.setattr(services, "uuid7", lambda: taken.id)
+
+    response = api.post(
+        f"/api/downloads/{download.id}/assets", {"assetId": str(assets[1].id)}, token=owner.token
+    )
+
+    assert_error(response, 500, "internal_error")
+    assert DownloadAsset.all_orgs.count() == 1

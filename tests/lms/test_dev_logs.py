@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.processes import HOST, free_port, get, gunicorn_server
 from tests.organizations.servers import base_env, run_django
-from tests.processes import HOST, free_port, get, gunicorn_server
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = "/static/admin/css/base.css"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness.processes import get, gunicorn_server
 from tests.organizations.servers import base_env, run_django
-from tests.processes import get, gunicorn_server
 
 TOKEN = "metrics-token-for-the-processes-test"
 SETUP = """

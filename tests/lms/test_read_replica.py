@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.processes import HOST, free_port, gunicorn_server
 from tests.organizations.servers import base_env, run_django
-from tests.processes import HOST, free_port, gunicorn_server
 
 PIN_SECONDS = 9
 MAX_LAG_SECONDS = 8

@@ -3,11 +3,13 @@ the ORM on both databases, and never reaching another organization's row."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, models
+from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from learn.models import Activity, Course
 from lms import statements
@@ -84,3 +86,54 @@ def test_a_statement_is_prepared_once_per_connection_and_logged_with_its_values(
     assert len(queries) == 3 and "'three'" in queries[2]["sql"]
     course.refresh_from_db()
     assert course.title == "three"
+
+
+# --- insert writes every column: a field added with a default needs no change ------------
+
+
+def _extra_model(**more):
+    """A model in a registry of its own (never migrated: a test makes its table) with the
+    columns the tests give and others, each filled another way."""
+    attrs = {
+        "__module__": __name__,
+        "Meta": type("Meta", (), {"app_label": "downloads", "db_table": "statements_x"}),
+        "id": models.UUIDField(primary_key=True),
+        "name": models.CharField(max_length=20),
+        "pinned": models.BooleanField(default=False),
+        "source": models.CharField(default="api", max_length=20),
+        "token": models.UUIDField(default=uuid.uuid4),
+        "rank": models.IntegerField(db_default=7),
+        "note": models.TextField(null=True),
+        "stamped": models.DateTimeField(auto_now_add=True),
+        **more,
+    }
+    return type("Extra", (models.Model,), attrs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_insert_fills_every_column_not_given_as_the_model_would():
+    with isolate_apps("downloads"):
+        Extra = _extra_model()
+        with connection.schema_editor() as editor:
+            editor.create_model(Extra)
+        try:
+            ids = [uuid7(), uuid7()]
+            statements.insert(Extra, ("id", "name"), [(ids[0], "a"), (ids[1], "b")])
+            rows = {row.id: row for row in Extra.objects.all()}
+        finally:
+            with connection.schema_editor() as editor:
+                editor.delete_model(Extra)
+    assert set(rows) == set(ids)
+    a, b = rows[ids[0]], rows[ids[1]]
+    assert (a.pinned, a.source, a.rank, a.note) == (False, "api", 7, None)
+    assert a.token != b.token  # a callable default, called per row
+    assert a.stamped is not None
+
+
+def test_a_column_nothing_fills_fails_naming_the_model_the_field_and_the_fix():
+    with isolate_apps("downloads"):
+        Extra = _extra_model(required=models.IntegerField())
+        with pytest.raises(ImproperlyConfigured) as caught:
+            statements.Insert(Extra, ("id", "name"))
+    message = str(caught.value)
+    assert "downloads.Extra.required" in message and "default" in message

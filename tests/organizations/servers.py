@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from tests.processes import gunicorn_server
+from harness.processes import gunicorn_server
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 30.0

@@ -13,11 +13,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from harness.processes import gunicorn_server
 from organizations.models import ApiToken, Membership, Organization, User
 from tests.bundles.factories import add_bundles
 from tests.factories import OrganizationFactory, UserFactory
 from tests.organizations.servers import base_env, fetch
-from tests.processes import gunicorn_server
 
 pytestmark = pytest.mark.django_db
 

@@ -308,7 +308,7 @@ def test_a_hit_is_one_prepared_statement_of_its_own():
     upserts = [query["sql"] for query in queries.captured_queries if "INSERT" in query["sql"]]
     assert len(upserts) == 3
     assert all(sql.startswith("\nINSERT INTO") and ";" not in sql for sql in upserts)
-    hits = prepared_statements("%INSERT INTO organizations_throttlewindow%")
+    hits = prepared_statements('%INSERT INTO "organizations_throttlewindow"%')
     assert [runs for _, runs in hits] == [3]
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.processes import get, gunicorn_server
+from harness.processes import get, gunicorn_server
 
 __all__ = ["get", "gunicorn_server"]
 

@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.processes import free_port, get
+from harness.processes import free_port, get
 from tests.proof.processes import ROOT, clean_env
 
 

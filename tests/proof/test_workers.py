@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import gunicorn_command
+from harness.processes import gunicorn_command
 from tests.proof.processes import ROOT, gunicorn_server, manage, production_env
 
 pytestmark = pytest.mark.skipif(

@@ -2,7 +2,8 @@
 wait until it answers, and always stop it (SIGTERM, then SIGKILL of its process group).
 
 Used by the tests that cross process boundaries (tests/proof, tests/organizations) and by the
-load bench (bench/load.py), so that every server is started, awaited and stopped one way.
+load bench (bench/load.py), so that every server is started, awaited and stopped one way. It
+lives outside both, so the bench does not import the tests.
 """
 
 from __future__ import annotations
