@@ -153,6 +153,15 @@ class AutomationAdmin(OrgScopedAdmin):
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "runs"] if obj is not None else fields
 
+    def render_change_form(self, request, context, *args, **kwargs):
+        """The note above the form counts each problem of the actions, which show beside
+        their own inputs, not the actions field once."""
+        errors = context.get("errors")
+        problems = context["adminform"].form.errors.get("actions") or []
+        if errors and len(problems) > 1:
+            errors.extend(problems.as_data()[1:])
+        return super().render_change_form(request, context, *args, **kwargs)
+
     @admin.display(description="runs")
     def runs(self, obj: Automation):
         """What this automation has done: its runs, newest first, in the run log."""
@@ -232,6 +241,12 @@ class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
                 last_error_text=Subquery(last_error),
             )
         )
+
+    def render_change_form(self, request, context, *args, obj=None, **kwargs):
+        if obj is not None:
+            learner = f" for {obj.learner_email}" if obj.learner_email else ""
+            context["subtitle"] = f"{obj.automation_name}: {obj.trigger} run{learner}"
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
 
     @admin.display(description="automation", ordering="automation__name")
     def automation_name(self, obj: AutomationRun) -> str:

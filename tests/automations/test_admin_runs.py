@@ -74,6 +74,10 @@ def test_a_run_page_shows_each_action_as_a_table_with_credentials_masked(org):
     AutomationRunAction.objects.create(org=org, run=run, index=1, status="skipped")
 
     page = admin_client(org).get(f"{RUNS}{run.id}/change/").content.decode()
+    # Named by its automation, trigger and learner, not by the automation's id.
+    title = "Tell the CRM: enrollment.created run for learner@example.com"
+    assert f"&rsaquo; {title}\n</div>" in page and f"<h2>{title}</h2>" in page
+    assert f"run of {automation.id}" not in page
     for secret in ("AUTHSECRET", "KEYSECRET", "SIGSECRET", "TOKENSECRET", "CLIENTSECRET"):
         assert secret not in page
     assert "lms-visible" in page  # a header that is no credential is shown
