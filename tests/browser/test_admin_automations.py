@@ -88,7 +88,7 @@ def test_a_send_email_without_subject_and_an_unknown_action_are_named_in_the_for
     )
     ui.save()
 
-    assert "Please correct the error below." in ui.error_note()
+    assert "Please correct the errors below." in ui.error_note()
     # Each beside its own input, in one round.
     assert ui.errors() == {
         "actions-0-send_email-subject": ["Must be a non-empty string."],
