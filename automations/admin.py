@@ -4,7 +4,7 @@ import re
 from datetime import timedelta
 from urllib.parse import urlencode
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
@@ -173,6 +173,8 @@ class AutomationAdmin(OrgScopedAdmin):
         return len(obj.actions) if isinstance(obj.actions, list) else 0
 
     def save_model(self, request, obj, form, change):
+        """Saved by the service, as over the API; a new automation's signing secret is
+        shown this once (CONTRACT 8.8), as the API's create answers it."""
         save_automation(
             org=obj.org,
             name=obj.name,
@@ -182,6 +184,12 @@ class AutomationAdmin(OrgScopedAdmin):
             enabled=obj.enabled,
             instance=obj,
         )
+        if not change:
+            messages.warning(
+                request,
+                f"Signing secret of {obj.name} (shown only this once, copy it now; receivers "
+                f"verify its webhooks with it): {obj.signing_secret}",
+            )
 
 
 @admin.register(AutomationRun)

@@ -223,3 +223,16 @@ def test_a_problem_of_the_actions_as_a_whole_stays_above_them(staff, org):
     data["actions-TOTAL_FORMS"] = "0"
     page = staff.post(ADD, data).content.decode()
     assert errors_beside_fields(page) == {"actions": ["At least one action is required."]}
+
+
+def test_a_new_automations_signing_secret_is_shown_once(staff, org):
+    data = post_data(org, ("send_email", {"to": "learner", "subject": "Hi", "body": ""}))
+    page = staff.post(ADD, data, follow=True).content.decode()
+    automation = Automation.all_orgs.get()
+    [shown] = re.findall(r"whsec_[A-Za-z0-9+/=]{44}", page)
+    assert shown == automation.signing_secret
+    again = staff.get(f"{ADD.replace('add/', '')}{automation.pk}/change/").content.decode()
+    assert automation.signing_secret not in again
+    edited = {**data, "name": "Renamed"}
+    page = staff.post(f"{ADD.replace('add/', '')}{automation.pk}/change/", edited, follow=True)
+    assert "whsec_" not in page.content.decode()  # not on a change

@@ -115,7 +115,14 @@ def test_every_problem_of_the_actions_shows_beside_its_field_at_once(admin_as, m
         }
     )
     ui.save_added()
-    assert [a["input"] for a in Automation.all_orgs.get().actions] == [
+    automation = Automation.all_orgs.get()
+    # Its signing secret is shown this once, to copy.
+    [shown] = [m for m in ui.messages() if m.startswith("Signing secret of Tell the CRM")]
+    assert shown.endswith(f": {automation.signing_secret}")
+    shoot(ui.page, "automation-secret")
+    ui.open_change(automation)
+    assert automation.signing_secret not in ui.page.content()
+    assert [a["input"] for a in automation.actions] == [
         {"to": "crm@example.com", "subject": "Completed: {{ course.title }}", "body": ""},
         {
             "url": "https://hooks.example.com/lms",
