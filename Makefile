@@ -5,7 +5,7 @@
 #   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
-#   make screenshots  the admin's editors as PNGs under docs/admin/ (headless Chromium)
+#   make screenshots  the admin's editors and run pages as PNGs under docs/admin/ (headless Chromium)
 #   make bench  load figures, ours / textbook / floor / ceiling per operation (needs wrk)
 #               (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/lms_bench;
 #               BENCH_ARGS for bench/load.py, e.g. BENCH_ARGS="--duration 3 --only bundles")
@@ -74,7 +74,8 @@ test: lint
 
 # The browser tests of the editors, saving what they show (shown in the README).
 screenshots: $(VENV)/.installed-dev
-	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py
+	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py \
+		tests/browser/test_admin_automation_runs.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

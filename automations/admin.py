@@ -1,22 +1,138 @@
-from django.contrib import admin
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from django.contrib import admin, messages
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from automations.admin_forms import AutomationForm
-from automations.models import Automation, AutomationRun
+from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.services import save_automation
 from learn.admin import ReadOnlyMixin, json_block
 from learn.models import Course
 from lms.admin import OrgScopedAdmin, admin_org_ids
 
+# What a run page shows of a receiver's answer (CONTRACT 8.8) and a list of an error.
+BODY_PREVIEW = 1024
+ERROR_PREVIEW = 120
+# A header whose value is a credential by its name: masked on run pages (CONTRACT 8.8).
+CREDENTIAL_HEADER = re.compile(r"^authorization$|token|secret|key|signature", re.IGNORECASE)
+MASK = "••••••••"
+RECENT = timedelta(days=7)
+
+
+def masked_headers(headers) -> list[tuple[str, str]]:
+    """A webhook's headers as (name, value) to show, a credential's value masked whole."""
+    if not isinstance(headers, dict):
+        return []
+    return [
+        (str(name), MASK if CREDENTIAL_HEADER.search(str(name)) else str(value))
+        for name, value in headers.items()
+    ]
+
+
+def delivery_log(actions: list[dict]) -> list[dict]:
+    """Each action of a run (``AutomationRun.actions``) as its run page shows it: what was
+    asked (the input, headers masked) and what happened (status, attempts, the receiver's
+    answer: its code, duration and the first 1,024 characters of its body, the last error)."""
+    log = []
+    for number, action in enumerate(actions, start=1):
+        data = action.get("input") if isinstance(action.get("input"), dict) else {}
+        response = action.get("response") if isinstance(action.get("response"), dict) else {}
+        body = response.get("body")
+        body = body if isinstance(body, str) else None
+        log.append(
+            {
+                "number": number,
+                "type": action.get("type"),
+                "status": action.get("status"),
+                "attempts": action.get("attempts"),
+                "code": response.get("status"),
+                "duration_ms": response.get("durationMs"),
+                "body": None if body is None else body[:BODY_PREVIEW],
+                "cut": body is not None and len(body) > BODY_PREVIEW,
+                "last_error": action.get("lastError"),
+                "input": [
+                    (key, value)
+                    for key, value in data.items()
+                    if key != "headers" and not isinstance(value, dict | list)
+                ],
+                "headers": masked_headers(data.get("headers")),
+            }
+        )
+    return log
+
+
+def _recent_runs(status: str) -> Subquery:
+    """How many runs of the automation ended with ``status`` in the last 7 days (one scalar
+    subquery on the index of an automation's newest runs)."""
+    since = timezone.now() - RECENT
+    counted = (
+        AutomationRun.all_orgs.filter(
+            org_id=OuterRef("org_id"),
+            automation_id=OuterRef("pk"),
+            created_at__gte=since,
+            status=status,
+        )
+        .order_by()
+        .values("automation_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
 
 @admin.register(Automation)
 class AutomationAdmin(OrgScopedAdmin):
     form = AutomationForm
-    list_display = ["name", "org", "trigger", "action_count", "enabled", "runs", "updated_at"]
+    list_display = [
+        "name",
+        "org",
+        "trigger",
+        "action_count",
+        "enabled",
+        "succeeded_recently",
+        "failed_recently",
+        "runs",
+        "updated_at",
+    ]
     list_filter = ["org", "trigger", "enabled"]
     list_select_related = ["org"]
     search_fields = ["name", "description"]
+
+    def get_queryset(self, request):
+        """With the last 7 days' succeeded and failed runs: counted in the list's query."""
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                recent_succeeded=_recent_runs(AutomationRun.Status.SUCCEEDED),
+                recent_failed=_recent_runs(AutomationRun.Status.FAILED),
+            )
+        )
+
+    def _recent_link(self, obj: Automation, status: str, count: int):
+        since = (timezone.now() - RECENT).replace(microsecond=0).isoformat()
+        query = {"automation__id__exact": obj.pk, "status__exact": status}
+        query["created_at__gte"] = since
+        url = reverse("admin:automations_automationrun_changelist") + "?" + urlencode(query)
+        return format_html('<a href="{}">{}</a>', url, count)
+
+    @admin.display(description="succeeded (7 days)", ordering="recent_succeeded")
+    def succeeded_recently(self, obj: Automation):
+        return self._recent_link(obj, AutomationRun.Status.SUCCEEDED, obj.recent_succeeded)
+
+    @admin.display(description="failed (7 days)", ordering="recent_failed")
+    def failed_recently(self, obj: Automation):
+        return self._recent_link(obj, AutomationRun.Status.FAILED, obj.recent_failed)
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         """The course picker offers the staff user's organizations' courses only."""
@@ -37,6 +153,15 @@ class AutomationAdmin(OrgScopedAdmin):
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "runs"] if obj is not None else fields
 
+    def render_change_form(self, request, context, *args, **kwargs):
+        """The note above the form counts each problem of the actions, which show beside
+        their own inputs, not the actions field once."""
+        errors = context.get("errors")
+        problems = context["adminform"].form.errors.get("actions") or []
+        if errors and len(problems) > 1:
+            errors.extend(problems.as_data()[1:])
+        return super().render_change_form(request, context, *args, **kwargs)
+
     @admin.display(description="runs")
     def runs(self, obj: Automation):
         """What this automation has done: its runs, newest first, in the run log."""
@@ -48,6 +173,8 @@ class AutomationAdmin(OrgScopedAdmin):
         return len(obj.actions) if isinstance(obj.actions, list) else 0
 
     def save_model(self, request, obj, form, change):
+        """Saved by the service, as over the API; a new automation's signing secret is
+        shown this once (CONTRACT 8.8), as the API's create answers it."""
         save_automation(
             org=obj.org,
             name=obj.name,
@@ -57,16 +184,32 @@ class AutomationAdmin(OrgScopedAdmin):
             enabled=obj.enabled,
             instance=obj,
         )
+        if not change:
+            messages.warning(
+                request,
+                f"Signing secret of {obj.name} (shown only this once, copy it now; receivers "
+                f"verify its webhooks with it): {obj.signing_secret}",
+            )
 
 
 @admin.register(AutomationRun)
 class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
-    """What happened: each run with its event and every action's outcome. Written by the
-    worker alone; staff look (``manage.py retry_automation_run`` starts a failed one again)."""
+    """What happened: each run with its event and every action's outcome, as a delivery log
+    (``deliveries``: per action its status, attempts, the receiver's answer and the last
+    error, credentials in headers masked). Written by the worker alone; staff look
+    (``manage.py retry_automation_run`` starts a failed one again)."""
 
-    list_display = ["created_at", "automation", "trigger", "status", "depth", "finished_at"]
-    list_filter = ["org", "automation", "status", "trigger"]
-    list_select_related = ["automation"]
+    list_display = [
+        "created_at",
+        "automation_name",
+        "learner",
+        "trigger",
+        "status",
+        "last_error",
+        "depth",
+        "finished_at",
+    ]
+    list_filter = ["org", "automation", "status", "trigger", "created_at"]
     search_fields = ["automation__name", "event_data__email"]
     ordering = ["-created_at", "-id"]
     fields = [
@@ -78,17 +221,60 @@ class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
         "event_json",
         "depth",
         "status",
-        "actions_json",
+        "deliveries",
         "created_at",
         "due_at",
         "finished_at",
     ]
     readonly_fields = fields
 
+    class Media:
+        css = {"all": ["automations/admin/runs.css"]}
+
+    def get_queryset(self, request):
+        """The list's columns are read in its one query: the automation's name, the
+        learner's e-mail from the event, and the last error of the run's actions."""
+        last_error = (
+            AutomationRunAction.all_orgs.filter(org_id=OuterRef("org_id"), run_id=OuterRef("pk"))
+            .exclude(last_error="")
+            .order_by("-index")
+            .values("last_error")[:1]
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                automation_name=F("automation__name"),
+                learner_email=KT("event_data__email"),
+                last_error_text=Subquery(last_error),
+            )
+        )
+
+    def render_change_form(self, request, context, *args, obj=None, **kwargs):
+        if obj is not None:
+            learner = f" for {obj.learner_email}" if obj.learner_email else ""
+            context["subtitle"] = f"{obj.automation_name}: {obj.trigger} run{learner}"
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
+
+    @admin.display(description="automation", ordering="automation__name")
+    def automation_name(self, obj: AutomationRun) -> str:
+        return obj.automation_name
+
+    @admin.display(description="learner", ordering="learner_email")
+    def learner(self, obj: AutomationRun) -> str:
+        return obj.learner_email or "-"
+
+    @admin.display(description="last error")
+    def last_error(self, obj: AutomationRun) -> str:
+        text = obj.last_error_text or ""
+        return text if len(text) <= ERROR_PREVIEW else text[: ERROR_PREVIEW - 1] + "…"
+
     @admin.display(description="event data")
     def event_json(self, obj: AutomationRun):
         return json_block(obj.event_data)
 
-    @admin.display(description="actions")
-    def actions_json(self, obj: AutomationRun):
-        return json_block(obj.actions)
+    @admin.display(description="deliveries")
+    def deliveries(self, obj: AutomationRun):
+        return render_to_string(
+            "automations/admin/deliveries.html", {"actions": delivery_log(obj.actions)}
+        )

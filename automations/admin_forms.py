@@ -5,8 +5,15 @@ from the action type's input schema in ``automations.registry``.
 A new action type needs no code here: each of its input fields becomes a one-line text box
 with the registry's description as help, unless its name is one this editor knows a better
 control for (a course picker for ``courseId``, a "Name: value" box for ``headers``, a text
-area for ``body``). The editor only builds the list; the registry and the model's
-validation (``Automation.clean_fields``/``clean``) judge it, as for the API.
+area for ``body``, a select of the fixed values of ``method`` and of ``to``, whose "an
+address" shows an address box) or a label and help for people (``PRESENTATION``).
+
+The editor only builds the list; the registry and the model's validation
+(``Automation.clean_fields``/``clean``) judge it, as for the API, and name each problem by
+its wire path in their sentence (``registry.describe_problem``). The form places each
+sentence beside the input it names (``place``), so every problem shows in one round next
+to its own field, and only those fields are outlined; a header line that cannot be read is
+one more problem beside the headers, and the rest of the actions are judged all the same.
 """
 
 from __future__ import annotations
@@ -14,13 +21,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.forms.utils import ErrorList
+from django.utils.safestring import mark_safe
 
 from automations import registry
 from automations.models import Automation
 
 # Controls for input fields this editor knows better than a one-line text box.
-COURSE, HEADERS, TEXT, LINE = "course", "headers", "text", "line"
-FIELD_CONTROLS = {"courseId": COURSE, "headers": HEADERS, "body": TEXT}
+COURSE, HEADERS, TEXT, LINE, CHOICE, RECIPIENT = "course", "headers", "text", "line", "choice", "to"
+FIELD_CONTROLS = {
+    "courseId": COURSE,
+    "headers": HEADERS,
+    "body": TEXT,
+    "method": CHOICE,
+    "to": RECIPIENT,
+}
+# The fixed values of a select (the registry's own: contract 7.2), as (value, label).
+CHOICES = {"method": [("POST", "POST"), ("PUT", "PUT")]}
+# The recipient select: a role, or "an address" with the address in a box of its own.
+ADDRESS = "address"
+RECIPIENTS = [
+    ("learner", "The learner"),
+    ("inviter", "The inviter (invite.accepted only)"),
+    (ADDRESS, "An e-mail address"),
+]
+# Labels and help for people, by field name; a field not named here reads its registry name
+# and description.
+PRESENTATION = {
+    "to": (
+        "Recipient",
+        "The learner (the event's member), the inviter (who sent the invite; invite.accepted "
+        "only), or an e-mail address",
+    ),
+    "subject": ("Subject", "One line, at most 200 characters"),
+    "body": ("Body", "Plain text, may be empty"),
+    "courseId": ("Course", "A course of the automation's organization"),
+    "url": ("URL", "An http or https URL that receives the event as JSON"),
+    "method": ("HTTP method", "POST or PUT"),
+    "headers": (
+        "Headers",
+        "One <code>Name: value</code> per line, e.g. <code>Authorization: Bearer …</code>; "
+        "credentials are masked on run pages",
+    ),
+}
+# An error of the actions editor that shows beside its input, not above the editor.
+PLACED = "placed"
 # What send_email's subject and body may say (docs/api.md, 7.2 of the contract).
 PLACEHOLDERS = (
     "{{ learner.firstName }}",
@@ -78,6 +124,48 @@ def _parse_headers(text: str) -> dict[str, str]:
     return headers
 
 
+def place(sentence: str, actions: list) -> tuple[str, str] | None:
+    """The wire path a problem's sentence names (``actions.1.input.subject``) and the
+    problem itself ("Must be a non-empty string."), as ``registry.describe_problem`` wrote
+    them; None for a sentence about the actions as a whole."""
+    for index, action in enumerate(actions):
+        kind = action.get("type") if isinstance(action, dict) else None
+        spec = registry.ACTION_TYPES.get(kind) if isinstance(kind, str) else None
+        names = [f.name for f in spec.fields] if spec else []
+        data = action.get("input") if isinstance(action, dict) else None
+        names += (
+            [str(key) for key in data if str(key) not in names] if isinstance(data, dict) else []
+        )
+        paths = [f"actions.{index}.input.{name}" for name in names]
+        paths += [f"actions.{index}.type", f"actions.{index}.input", f"actions.{index}"]
+        for path in paths:
+            head = registry.describe_problem(path, "", actions)
+            if sentence.startswith(head):
+                return path, sentence[len(head) :]
+    return None
+
+
+class ActionErrorList(ErrorList):
+    """The form's error lists: the actions editor's list above it leaves out the problems
+    shown beside their inputs (``PLACED``), so that a row with none left is not outlined."""
+
+    def get_context(self):
+        context = super().get_context()
+        shown = [e for e in self.data if not (isinstance(e, ValidationError) and e.code == PLACED)]
+        if len(shown) != len(self.data):
+            listed = ErrorList(shown, renderer=self.renderer, field_id=self.field_id)
+            listed.error_class = self.error_class
+            context["errors"] = listed
+        return context
+
+
+class ParsedActions(list):
+    """The actions as read from the editor, with the problems of what could not be read
+    (a header line without a colon), by wire path: judged with the rest, not instead."""
+
+    problems: dict[str, list[str]]
+
+
 class ActionsWidget(forms.Widget):
     """Renders the rows (``actions-<n>-type``, ``actions-<n>-<type>-<field>``, and a hidden
     ``actions-<n>-ORDER`` that the page's buttons renumber) and reads them back."""
@@ -91,6 +179,8 @@ class ActionsWidget(forms.Widget):
     def __init__(self, attrs=None):
         super().__init__(attrs)
         self.course_choices: list[tuple[str, str]] = []
+        # Problems to show beside their inputs, by wire path (set by the form).
+        self.problems: dict[str, list[str]] = {}
 
     def format_value(self, value):
         if value is None or value == "":
@@ -115,6 +205,8 @@ class ActionsWidget(forms.Widget):
                 key = f"{name}-{index}-{kind}-{field.name}"
                 if key in data:
                     values[field.name] = data[key]
+                    if control_of(field) == RECIPIENT and data[key] == ADDRESS:
+                        values[field.name] = data.get(f"{key}-address", "").strip()
             try:
                 order = int(data.get(f"{name}-{index}-ORDER", index))
             except ValueError:
@@ -142,23 +234,31 @@ class ActionsWidget(forms.Widget):
         for spec in registry.ACTION_TYPES.values():
             fields = []
             for field in spec.fields:
-                value = row.values.get(field.name, "") if row.type == spec.name else ""
+                chosen = row.type == spec.name
+                value = row.values.get(field.name) if chosen else None
+                path = f"actions.{index}.input.{field.name}"
+                label, help_text = PRESENTATION.get(field.name, (field.name, field.doc))
+                if field.name in PRESENTATION:
+                    help_text = mark_safe(help_text)  # this module's own text, with <code>
                 fields.append(
                     {
                         "name": f"{name}-{index}-{spec.name}-{field.name}",
                         "id": f"id_{name}-{index}-{spec.name}-{field.name}",
-                        "label": field.name,
+                        "label": label,
                         "required": field.required,
-                        "help": field.doc,
+                        "help": help_text,
                         "control": control_of(field),
-                        "value": value,
+                        "value": "" if value is None else value,
+                        "errors": self.problems.get(path, []) if chosen else [],
                         "placeholders": PLACEHOLDERS
                         if (spec.name, field.name) in PLACEHOLDER_FIELDS
                         else (),
+                        **self._choices(field, value),
                     }
                 )
             types.append({"name": spec.name, "description": spec.description, "fields": fields})
         known = row.type in registry.ACTION_TYPES
+        at = f"actions.{index}"
         return {
             "index": index,
             "prefix": f"{name}-{index}",
@@ -166,7 +266,28 @@ class ActionsWidget(forms.Widget):
             "unknown": row.type if row.type and not known else "",
             "types": types,
             "courses": self.course_choices,
+            "type_errors": self.problems.get(f"{at}.type", []),
+            "errors": self.problems.get(at, []) + self.problems.get(f"{at}.input", []),
         }
+
+    @staticmethod
+    def _choices(field: registry.InputField, value: str | None) -> dict:
+        """A select's options, the one chosen, and a value that is none of them (kept, and
+        shown as such, for the registry to name)."""
+        control = control_of(field)
+        if control == RECIPIENT:
+            # A new action is to the learner; an empty or other value is an address.
+            roles = {role for role, _ in RECIPIENTS if role != ADDRESS}
+            choice = "learner" if value is None else value if value in roles else ADDRESS
+            address = "" if value is None or value in roles else value
+            return {"choices": RECIPIENTS, "choice": choice, "address": address}
+        if control == CHOICE:
+            choices = CHOICES[field.name]
+            known = {option for option, _ in choices}
+            choice = value or choices[0][0]
+            other = choice if choice not in known else ""
+            return {"choices": choices, "choice": choice, "other": other}
+        return {}
 
 
 class ActionsField(forms.Field):
@@ -180,8 +301,9 @@ class ActionsField(forms.Field):
             return []
         if not isinstance(value[0], ActionRow):
             return value
-        actions, problems = [], []
-        for position, row in enumerate(value, start=1):
+        actions = ParsedActions()
+        actions.problems = {}
+        for index, row in enumerate(value):
             spec = registry.ACTION_TYPES.get(row.type)
             data: dict = {}
             for field in spec.fields if spec else ():
@@ -191,13 +313,11 @@ class ActionsField(forms.Field):
                 if control_of(field) == HEADERS:
                     try:
                         data[field.name] = _parse_headers(text)
-                    except ValueError as exc:
-                        problems.append(f"Action {position} ({row.type}), input.headers: {exc}")
+                    except ValueError as exc:  # left out: the rest is judged all the same
+                        actions.problems[f"actions.{index}.input.{field.name}"] = [str(exc)]
                     continue
                 data[field.name] = text
             actions.append({"type": row.type, "input": data})
-        if problems:
-            raise forms.ValidationError(problems)
         return actions
 
     def prepare_value(self, value):
@@ -222,6 +342,7 @@ class AutomationForm(forms.ModelForm):
     course_choices: list[tuple[str, str]] = []
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("error_class", ActionErrorList)
         super().__init__(*args, **kwargs)
         self.fields["trigger"].widget.choices = [("", "---------")] + [
             (t.name, f"{t.name}: {t.description}") for t in registry.TRIGGERS.values()
@@ -232,3 +353,40 @@ class AutomationForm(forms.ModelForm):
             self.initial["actions"] = [
                 {"type": "send_email", "input": {"to": "learner", "subject": "", "body": ""}}
             ]
+
+    def clean_actions(self) -> list:
+        actions = self.cleaned_data["actions"]
+        self._unread = getattr(actions, "problems", {})
+        return list(actions)
+
+    def _post_clean(self) -> None:
+        """The model judges (``Automation.clean_fields``); then each problem of the actions
+        that names an input, and each header line that could not be read, is placed beside
+        that input, in the order of the actions."""
+        actions = self.cleaned_data.get("actions")  # an error of the model's takes it away
+        super()._post_clean()
+        if actions is None:
+            return
+        placed: dict[str, list[str]] = {}
+        listed: list[tuple[int, ValidationError]] = []
+        for path, messages in getattr(self, "_unread", {}).items():
+            for message in messages:
+                placed.setdefault(path, []).append(message)
+                sentence = registry.describe_problem(path, message, actions)
+                listed.append((int(path.split(".")[1]), ValidationError(sentence, code=PLACED)))
+        for error in self.errors.as_data().get("actions", []):
+            sentence = next(iter(error))
+            where = place(sentence, actions)
+            if where is None:
+                listed.append((-1, error))
+                continue
+            path, message = where
+            placed.setdefault(path, []).append(message)
+            listed.append((int(path.split(".")[1]), ValidationError(sentence, code=PLACED)))
+        if not listed:
+            return
+        listed.sort(key=lambda item: item[0])
+        self._errors.pop("actions", None)
+        self.add_error("actions", [error for _, error in listed])
+        self.fields["actions"].widget.problems = placed
+        self.cleaned_data.pop("actions", None)

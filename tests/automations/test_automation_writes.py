@@ -112,7 +112,13 @@ def test_admin_refuses_a_bad_action_with_a_readable_error(org, superuser_client)
             "Action 2 (send_email), input.to: Must be inviter, learner or an e-mail address."
         ]
     }
-    assert "Action 2 (send_email), input.to" in response.content.decode()
+    # Shown beside the recipient of the second action, which holds what was given.
+    page = response.content.decode()
+    assert (
+        '<ul class="errorlist" id="id_actions-1-send_email-to_error"><li>Must be inviter, '
+        "learner or an e-mail address.</li></ul>"
+    ) in page
+    assert 'value="everyone"' in page
     assert not Automation.all_orgs.exists()
 
 

@@ -105,8 +105,9 @@ class AdminUI:
 
     def fill_actions(self, actions: list[dict], name: str = "actions") -> None:
         """Fill an automation's actions editor as staff do: one row per action ("Add an
-        action" for each row the page lacks), its type chosen, then its fields (a course by
-        its id, headers one "Name: value" a line)."""
+        action" for each row the page lacks), its type chosen, then its fields (a course or
+        a method by its value, a recipient by its role or "An e-mail address" and the
+        address, headers one "Name: value" a line)."""
         rows = self.page.locator(f".lms-actions[data-name='{name}'] li.lms-action")
         for index, action in enumerate(actions):
             while rows.count() <= index:
@@ -118,6 +119,16 @@ class AdminUI:
                     value = "\n".join(f"{k}: {v}" for k, v in value.items())
                 element = f"{name}-{index}-{kind}-{key}"
                 is_select = self.field(element).evaluate("e => e.tagName") == "SELECT"
+                if is_select and self.field(f"{element}-address").count():
+                    roles = (
+                        self.field(element)
+                        .locator("option")
+                        .evaluate_all("options => options.map(o => o.value)")
+                    )
+                    if value not in roles:  # an address: chosen, then typed in its box
+                        self.fill_field(element, Value("address"))
+                        self.fill_field(f"{element}-address", value)
+                        continue
                 self.fill_field(element, Value(value) if is_select else value)
 
     def fill_inline(self, prefix: str, index: int, fields: dict[str, Any]) -> None:

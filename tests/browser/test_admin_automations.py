@@ -88,13 +88,13 @@ def test_a_send_email_without_subject_and_an_unknown_action_are_named_in_the_for
     )
     ui.save()
 
-    assert "Please correct the error below." in ui.error_note()
+    assert "Please correct the errors below." in ui.error_note()
+    # Each beside its own input, in one round.
     assert ui.errors() == {
-        "actions": [
-            "Action 1 (send_email), input.subject: Must be a non-empty string.",
-            "Action 2 (sms), type: Unknown action type 'sms'; expected one of "
-            "enroll_in_course, send_email, webhook.",
-        ]
+        "actions-0-send_email-subject": ["Must be a non-empty string."],
+        "actions-1-type": [
+            "Unknown action type 'sms'; expected one of enroll_in_course, send_email, webhook."
+        ],
     }
     assert not Automation.all_orgs.exists()
 
@@ -110,9 +110,7 @@ def test_the_add_page_offers_a_send_email_to_fill_in_and_refuses_it_unfilled(adm
     ui.fill({"org": "Acme Learning", "name": "Welcome", "trigger": Value("enrollment.created")})
     ui.save()
 
-    assert ui.errors() == {
-        "actions": ["Action 1 (send_email), input.subject: Must be a non-empty string."]
-    }
+    assert ui.errors() == {"actions-0-send_email-subject": ["Must be a non-empty string."]}
     assert not Automation.all_orgs.exists()
 
     ui.fill({"actions-0-send_email-subject": "Welcome!"})

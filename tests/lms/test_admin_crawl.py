@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from automations.models import AutomationRun, AutomationRunAction
 from bundles.models import Bundle, BundleCourse, BundleDownload
 from learn.models import Enrollment, Progress, ProgressReport
 from organizations.models import Membership
@@ -55,9 +56,23 @@ def populate(org, label: str) -> list[str]:
     BundleCourse.all_orgs.create(org=org, bundle=bundle, course=course)
     BundleDownload.all_orgs.create(org=org, bundle=bundle, download=download)
     automation = AutomationFactory(org=org, name=f"{label} automation")
+    run = AutomationRun.all_orgs.create(
+        org=org,
+        automation=automation,
+        revision_id=automation.revision_id,
+        trigger=automation.trigger,
+        event_id=automation.id,
+        occurred_at=timezone.now(),
+        event_data={"email": f"{label.lower()}-learner@example.com"},
+        due_at=timezone.now(),
+        status="failed",
+    )
+    AutomationRunAction.all_orgs.create(
+        org=org, run=run, index=0, status="failed", attempts=5, last_error=f"{label} error"
+    )
     invite, _ = make_invite(org, email=f"{label.lower()}-invitee@example.com")
     records = [member.membership, download, asset, activity, course, enrollment, progress]
-    records += [bundle, automation, invite, activity.module, org]
+    records += [bundle, automation, run, invite, activity.module, org]
     return [str(r.pk) for r in records] + [
         org.name,
         f"{label} download",
@@ -67,6 +82,7 @@ def populate(org, label: str) -> list[str]:
         f"{label} activity",
         f"{label} bundle",
         f"{label} automation",
+        f"{label} error",
         f"{label.lower()}-learner@example.com",
         f"{label.lower()}-invitee@example.com",
         f"{label}type",

@@ -16,8 +16,16 @@
     }
   }
 
+  // "An e-mail address" as the recipient shows the box for it.
+  function showAddress(select) {
+    const box = select.parentElement.querySelector(".lms-recipient-address");
+    box.hidden = select.value !== "address";
+    if (!box.hidden) box.focus();
+  }
+
   document.addEventListener("change", (event) => {
     if (event.target.matches("select.lms-action-type")) showType(event.target);
+    if (event.target.matches("select.lms-recipient")) showAddress(event.target);
   });
 
   document.addEventListener("click", (event) => {
