@@ -24,7 +24,7 @@ def new_signing_secret() -> str:
 
 
 # What staff change; a save writes those that changed (``Automation.changed_fields``).
-EDITABLE = ("name", "description", "trigger", "actions", "enabled")
+EDITABLE = ("name", "description", "trigger", "actions", "conditions", "enabled")
 
 
 class Automation(OrgScopedModel):
@@ -42,6 +42,10 @@ class Automation(OrgScopedModel):
     description = models.TextField(blank=True)
     trigger = models.CharField(max_length=64)
     actions = models.JSONField(default=list)
+    # Which of the trigger's events run it (contract 8.7): ``{}`` (every one), or
+    # ``courseIds`` / ``activityIds`` lists of the organization's ids, lower-case
+    # (``registry.CONDITIONS``); matched in SQL where an event finds its automations.
+    conditions = models.JSONField(default=dict, blank=True)
     enabled = models.BooleanField(default=True)
     # Signs the automation's webhooks; shown once, when the automation is created over the API.
     signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
@@ -129,10 +133,15 @@ class Automation(OrgScopedModel):
                 raise ValidationError(errors)
             return  # validated before, at the edge (save_automation's Definition)
         self.definition, problems = check_definition(
-            org_id=self.org_id, trigger=self.trigger, actions=self.actions
+            org_id=self.org_id,
+            trigger=self.trigger,
+            actions=self.actions,
+            conditions=self.conditions,
         )
         for path, messages in problems.items():
             field = path.split(".", 1)[0]
+            if field == "conditions" and "conditions" in skip:
+                field = "__all__"  # a form without the field still hears why
             if field not in skip:
                 errors.setdefault(field, []).extend(
                     describe_problem(path, message, self.actions) for message in messages

@@ -22,8 +22,9 @@ from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun, AutomationRunAction
-from automations.registry import TRIGGERS
+from automations.registry import CONDITIONS, TRIGGERS
 from lms.events import Event
+from lms.jsonsql import ListAllows
 from lms.metrics import count_automation_run
 
 logger = logging.getLogger(__name__)
@@ -37,18 +38,20 @@ UNFINISHED = (Status.PENDING, Status.RUNNING)
 
 
 def record_runs(event: Event) -> None:
-    """One pending run per enabled automation of the event's organization and trigger, in
-    the caller's transaction: two queries at most, whatever the number of automations, and
+    """One pending run per enabled automation of the event's organization and trigger whose
+    conditions the event meets (contract 8.7: matched in the same query), in the caller's
+    transaction: two queries at most, whatever the number of automations and conditions, and
     one hand-off to the worker after the commit. A run row refers to its automation's
     current revision of the actions, never copies them: the event's request writes the run
     rows alone (CONTRACT 8.9)."""
     if event.type not in TRIGGERS or event.depth > MAX_DEPTH:
         return
-    automations = list(
-        Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True)
-        .values_list("id", "revision_id")
-        .order_by()
-    )
+    matching = Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True)
+    for key in TRIGGERS[event.type].conditions:
+        # An event without the id (none of the trigger's should) meets no condition on it.
+        value = str(event.data.get(CONDITIONS[key].data_key) or "").lower()
+        matching = matching.filter(ListAllows("conditions", key, value))
+    automations = list(matching.values_list("id", "revision_id").order_by())
     if not automations:
         return
     now = timezone.now()

@@ -15,10 +15,15 @@ from lms.tenancy import get_or_404
 from organizations.models import Organization
 
 
-def definition_or_error(*, org_id, trigger: Any, actions: Any) -> Definition:
+def definition_or_error(
+    *, org_id, trigger: Any, actions: Any, conditions: Any = None
+) -> Definition:
     """The valid definition, else a validation_error whose details name each offending value
-    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``)."""
-    definition, problems = check_definition(org_id=org_id, trigger=trigger, actions=actions)
+    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``,
+    ``conditions.courseIds.0``)."""
+    definition, problems = check_definition(
+        org_id=org_id, trigger=trigger, actions=actions, conditions=conditions
+    )
     if definition is None:
         raise validation_error(problems)
     return definition
@@ -31,6 +36,7 @@ def save_automation(
     name: str,
     trigger: str | None = None,
     actions: list[dict[str, Any]] | None = None,
+    conditions: dict[str, Any] | None = None,
     definition: Definition | None = None,
     description: str = "",
     enabled: bool = True,
@@ -38,25 +44,31 @@ def save_automation(
 ) -> Automation:
     """Create an automation, or update ``instance``, with ``definition`` (validated at the
     edge: the API's serializer, or the admin's model validation, which leaves it on the
-    instance). Without one, ``trigger`` and ``actions`` are validated here, as the same
-    ``check_definition`` does. The other fields get the model's own validation; problems
-    are a validation_error keyed by field. A name taken in the organization is a Conflict
+    instance). Without one, ``trigger``, ``actions`` and ``conditions`` (None: the
+    instance's, or none) are validated here, as the same ``check_definition`` does. The
+    other fields get the model's own validation; problems are a validation_error keyed by
+    field. A name taken in the organization is a Conflict
     naming ``name`` (contract 7.1), also when another request takes it meanwhile.
 
     Only the fields that changed are written: the statement of an update never carries
     the signing secret (a failing one is logged by the database, values and all)."""
     if definition is None:
+        if conditions is None:
+            conditions = getattr(instance, "conditions", None) or {}
         validated = getattr(instance, "definition", None)
-        if validated is not None and validated.describes(trigger, actions):
+        if validated is not None and validated.describes(trigger, actions, conditions):
             definition = validated
         else:
-            definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
+            definition = definition_or_error(
+                org_id=org.id, trigger=trigger, actions=actions, conditions=conditions
+            )
     automation = instance or Automation()
     automation.org = org
     automation.name = name
     automation.description = description
     automation.trigger = definition.trigger
     automation.actions = definition.actions
+    automation.conditions = definition.conditions
     automation.enabled = enabled
     changed = automation.changed_fields()
     if not changed:
@@ -101,6 +113,7 @@ def save_automation(
 def create_automation(
     *, org: Organization, name: str, definition: Definition, description: str, enabled: bool
 ) -> Automation:
+    """A new automation of ``definition`` (its trigger, actions and conditions)."""
     return save_automation(
         org=org, name=name, definition=definition, description=description, enabled=enabled
     )
@@ -116,7 +129,12 @@ def update_automation(
     automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
     trigger = changes.get("trigger", automation.trigger)
     actions = changes.get("actions", automation.actions)
-    definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
+    # Conditions sent replace the whole object (contract 8.7); kept ones are checked against
+    # a new trigger.
+    conditions = changes.get("conditions", automation.conditions)
+    definition = definition_or_error(
+        org_id=org.id, trigger=trigger, actions=actions, conditions=conditions
+    )
     return save_automation(
         org=org,
         name=changes.get("name", automation.name),

@@ -118,7 +118,10 @@ class AutomationListView(_AdminListView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         definition = services.definition_or_error(
-            org_id=self.org.id, trigger=data["trigger"], actions=data["actions"]
+            org_id=self.org.id,
+            trigger=data["trigger"],
+            actions=data["actions"],
+            conditions=data.get("conditions", {}),
         )
         automation = services.create_automation(
             org=self.org,
