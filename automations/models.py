@@ -49,6 +49,12 @@ class Automation(OrgScopedModel):
     enabled = models.BooleanField(default=True)
     # Signs the automation's webhooks; shown once, when the automation is created over the API.
     signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
+    # The secret before the last rotation, and when that was: deliveries are signed with both
+    # for LMS_WEBHOOK_SECRET_OVERLAP_SECONDS after it (contract 8.8).
+    previous_signing_secret = models.CharField(
+        max_length=64, blank=True, default="", editable=False
+    )
+    secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     revision = models.ForeignKey(
         "AutomationRevision",
         null=True,
@@ -71,6 +77,21 @@ class Automation(OrgScopedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    def signing_secrets(self, now) -> list[str]:
+        """The secrets a delivery at ``now`` is signed with: the current one, then the one
+        before it while the overlap after a rotation lasts."""
+        from django.conf import settings
+
+        rotated = self.secret_rotated_at
+        overlap = settings.LMS_WEBHOOK_SECRET_OVERLAP_SECONDS
+        if (
+            self.previous_signing_secret
+            and rotated is not None
+            and (now - rotated).total_seconds() < overlap
+        ):
+            return [self.signing_secret, self.previous_signing_secret]
+        return [self.signing_secret]
 
     @classmethod
     def from_db(cls, db, field_names, values):

@@ -104,6 +104,14 @@ class CreatedAutomationSerializer(AutomationSerializer):
     )
 
 
+class SigningSecretSerializer(serializers.Serializer):
+    signingSecret = serializers.CharField(
+        help_text="The automation's new signing secret (Standard Webhooks), shown this once. "
+        "Deliveries carry its signature and the old secret's for "
+        "LMS_WEBHOOK_SECRET_OVERLAP_SECONDS (a day by default)."
+    )
+
+
 class AutomationWriteSerializer(serializers.Serializer):
     """An automation to create (or, every field optional, the fields of one to change): the
     event that runs it and its actions, in the order they run. Every problem of the trigger

@@ -7,9 +7,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from automations.definition import Definition, check_definition
-from automations.models import Automation, AutomationRun
+from automations.models import Automation, AutomationRun, new_signing_secret
 from lms.errors import Conflict, validation_error
 from lms.tenancy import get_or_404
 from organizations.models import Organization
@@ -143,6 +144,28 @@ def update_automation(
         enabled=changes.get("enabled", automation.enabled),
         instance=automation,
     )
+
+
+@transaction.atomic
+def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
+    """Give the automation a new signing secret and answer it (contract 8.8: shown this
+    once). The one it replaces is kept, with the time of the rotation: deliveries carry
+    both signatures for ``LMS_WEBHOOK_SECRET_OVERLAP_SECONDS``. Unknown or foreign
+    automation: NotFound. The row is locked, so two rotations at once keep each other's
+    secret as the previous one, in order."""
+    automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
+    automation.previous_signing_secret = automation.signing_secret
+    automation.signing_secret = new_signing_secret()
+    automation.secret_rotated_at = timezone.now()
+    automation.save(
+        update_fields=[
+            "signing_secret",
+            "previous_signing_secret",
+            "secret_rotated_at",
+            "updated_at",
+        ]
+    )
+    return automation.signing_secret
 
 
 @transaction.atomic

@@ -1,9 +1,19 @@
 from django.urls import path
 
-from automations.views import AutomationDetailView, AutomationListView, AutomationRunListView
+from automations.views import (
+    AutomationDetailView,
+    AutomationListView,
+    AutomationRotateSecretView,
+    AutomationRunListView,
+)
 
 urlpatterns = [
     path("", AutomationListView.as_view(), name="automation-list"),
     path("/<id:id>", AutomationDetailView.as_view(), name="automation-detail"),
     path("/<id:id>/runs", AutomationRunListView.as_view(), name="automation-runs"),
+    path(
+        "/<id:id>/rotate-secret",
+        AutomationRotateSecretView.as_view(),
+        name="automation-rotate-secret",
+    ),
 ]

@@ -12,6 +12,7 @@ from automations.serializers import (
     AutomationSerializer,
     AutomationWriteSerializer,
     CreatedAutomationSerializer,
+    SigningSecretSerializer,
     automation_row,
 )
 from lms.pagination import EnvelopePagination
@@ -241,3 +242,32 @@ class AutomationRunListView(_AdminListView):
     def get(self, request, id):
         get_or_404(Automation.objects.for_org(self.org).only("id"), id=id)
         return super().get(request, id=id)
+
+
+class _AutomationOperationView(OrgScopedViewMixin, APIView):
+    """A POST on one automation (owner, admin) that takes no body: a body sent is ignored,
+    so the only errors are the caller's (401, 403) and a missing record (404)."""
+
+    model = Automation
+    permission_classes = [IsOrgAdmin]
+    omit_error_statuses = ("400", "429")
+
+
+class AutomationRotateSecretView(_AutomationOperationView):
+    """POST /api/automations/{id}/rotate-secret (contract 8.8)."""
+
+    @extend_schema(
+        operation_id="rotate_automation_secret",
+        summary="Roll an automation's signing secret (owner, admin); the new one is shown once",
+        description="Issues a new signing secret and answers it this once. For "
+        "`LMS_WEBHOOK_SECRET_OVERLAP_SECONDS` (a day by default) deliveries carry two "
+        "signatures in `webhook-signature`, space-separated (`v1,<new> v1,<old>`), so a "
+        f"receiver can switch without refusing a delivery. Roles: owner, admin. {GUIDE}",
+        request=None,
+        responses={200: SigningSecretSerializer},
+    )
+    def post(self, request, id):
+        secret = services.rotate_secret(org=self.org, automation_id=id)
+        response = Response({"signingSecret": secret})
+        response["Cache-Control"] = "no-store"
+        return response

@@ -135,6 +135,14 @@ CASES = {
             None,
         ),
     ],
+    "api/automations/<id:id>/rotate-secret": lambda w: [
+        (
+            "POST",
+            f"/api/automations/{w['automation'].id}/rotate-secret",
+            f"/api/automations/{MISSING}/rotate-secret",
+            None,
+        ),
+    ],
 }
 # Ids carried in bodies rather than paths.
 BODY_CASES = [
