@@ -30,6 +30,7 @@ from organizations.models import Membership, Organization
 class Outcome:
     error: str | None = None
     response: dict[str, Any] | None = None
+    skipped: bool = False  # done by doing nothing (an enrolment of a test event)
 
 
 class ActionFailed(Exception):
@@ -81,6 +82,13 @@ def render(text: str, values: dict[str, str]) -> str:
 
 
 def _recipient(run: AutomationRun, to: str) -> str:
+    if run.test:
+        # A test event's e-mail goes to whoever sent the test, never to a learner or an
+        # address of the action.
+        tester = _member(run, run.tested_by)
+        if tester is None:
+            raise ActionFailed("The member who sent this test no longer exists.")
+        return tester.user.email
     if to == "learner":
         address = run.event_data.get("email")
     elif to == "inviter":
@@ -109,6 +117,8 @@ def send_email(run: AutomationRun, index: int, data: dict) -> Outcome:
 
 
 def enroll_in_course(run: AutomationRun, index: int, data: dict) -> Outcome:
+    if run.test:
+        return Outcome(skipped=True)  # a test event enrolls nobody
     course = Course.objects.filter(org_id=run.org_id, id=data["courseId"]).first()
     if course is None:
         raise ActionFailed("The course no longer exists.")

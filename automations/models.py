@@ -288,6 +288,10 @@ class AutomationRun(OrgScopedModel):
     occurred_at = models.DateTimeField()
     event_data = models.JSONField(default=dict)
     depth = models.PositiveSmallIntegerField(default=0)
+    # A test send (contract 8.8): its event is an example, its e-mails go to the member who
+    # asked for it (``tested_by``, a membership's id), and it enrolls nobody.
+    test = models.BooleanField(default=False)
+    tested_by = models.UUIDField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     due_at = models.DateTimeField()
     enqueued_at = models.DateTimeField(null=True, blank=True)

@@ -35,6 +35,9 @@ ActionStatus = AutomationRunAction.Status
 # automations that cause each other's triggers stop.
 MAX_DEPTH = 3
 UNFINISHED = (Status.PENDING, Status.RUNNING)
+# An action in one of these states is not attempted again. (``skipped`` after a failure is
+# deleted by a retry, so that the action runs again; see ``retry_run``.)
+DONE = (ActionStatus.SUCCEEDED, ActionStatus.SKIPPED)
 
 
 def record_runs(event: Event) -> None:
@@ -59,7 +62,7 @@ def record_runs(event: Event) -> None:
         AutomationRun(
             org_id=event.org_id,
             automation_id=automation_id,
-            revision_id=revision_id or _revision_of(event.org_id, automation_id),
+            revision_id=revision_id or revision_of(event.org_id, automation_id),
             trigger=event.type,
             event_id=event.id,
             occurred_at=event.occurred_at,
@@ -75,7 +78,7 @@ def record_runs(event: Event) -> None:
     transaction.on_commit(lambda: hand_off(run_ids), robust=True)
 
 
-def _revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
+def revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
     """The revision of an automation that has none yet (one written around ``save``, as a
     bulk load does): its actions' revision, written now, once."""
     automation = Automation.objects.filter(org_id=org_id).get(id=automation_id)
@@ -161,7 +164,7 @@ def execute(run_id: uuid.UUID | str) -> None:
     }
     for index in range(len(run.revision.types)):
         state = states.get(index)
-        if state is not None and state.status == ActionStatus.SUCCEEDED:
+        if state is not None and state.status in DONE:
             continue
         if state is None:
             state = AutomationRunAction(org_id=run.org_id, run=run, index=index)
@@ -174,7 +177,8 @@ def execute(run_id: uuid.UUID | str) -> None:
         outcome = perform(run, index)
         state.last_error, state.response = outcome.error or "", outcome.response
         if outcome.error is None:
-            state.status, state.finished_at = ActionStatus.SUCCEEDED, timezone.now()
+            done = ActionStatus.SKIPPED if outcome.skipped else ActionStatus.SUCCEEDED
+            state.status, state.finished_at = done, timezone.now()
             _save_state(state, "status", "last_error", "response", "finished_at")
             continue
         if state.attempts < settings.LMS_AUTOMATION_ATTEMPTS:

@@ -171,6 +171,17 @@ class RunEventSerializer(serializers.Serializer):
     type = TriggerField(source="trigger")
     occurredAt = serializers.DateTimeField(source="occurred_at")
     data = serializers.DictField(source="event_data")
+    test = serializers.BooleanField(
+        required=False,
+        help_text="true on a test send's example event (POST /api/automations/{id}/test); "
+        "absent on a real event.",
+    )
+
+    def to_representation(self, instance):
+        shape = super().to_representation(instance)
+        if not shape["test"]:
+            del shape["test"]  # a real event's shape is 7.2's, as it always was
+        return shape
 
 
 class AutomationRunSerializer(serializers.Serializer):

@@ -12,6 +12,7 @@ from django.utils import timezone
 from automations.definition import Definition, check_definition
 from automations.models import Automation, AutomationRun, new_signing_secret
 from lms.errors import Conflict, validation_error
+from lms.ids import uuid7
 from lms.tenancy import get_or_404
 from organizations.models import Organization
 
@@ -166,6 +167,87 @@ def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
         ]
     )
     return automation.signing_secret
+
+
+def example_event_data(*, org: Organization, automation: Automation, caller) -> dict:
+    """An example of the data of ``automation``'s trigger (contract 7.2's shape) for a test
+    send: the caller as the member, and the course and activity the automation is aimed at
+    (else the organization's first, else an example id), so that its e-mails read as real
+    ones would."""
+    from learn.models import Activity, Course
+
+    conditions = automation.conditions or {}
+    example_id = str(uuid.UUID(int=0x01900000_0000_7000_8000_000000000000))
+    course_id = (conditions.get("courseIds") or [None])[0]
+    activity_id = (conditions.get("activityIds") or [None])[0]
+    trigger = automation.trigger
+    if activity_id is None and trigger == "activity.completed":
+        activity = Activity.objects.for_org(org).order_by("created_at", "id").first()
+        activity_id = str(activity.id) if activity else example_id
+        course_id = course_id or (str(activity.course_id) if activity else None)
+    if course_id is None and trigger != "invite.accepted":
+        course = Course.objects.for_org(org).order_by("created_at", "id").first()
+        course_id = str(course.id) if course else example_id
+    member = {"memberId": str(caller.id), "email": caller.user.email}
+    if trigger == "enrollment.created":
+        return {"enrollmentId": str(uuid7()), "courseId": course_id, **member}
+    if trigger == "activity.completed":
+        return {"activityId": activity_id, "courseId": course_id, **member}
+    if trigger == "course.completed":
+        return {"courseId": course_id, **member}
+    return {"inviteId": str(uuid7()), **member, "invitedBy": str(caller.id)}
+
+
+@transaction.atomic
+def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> AutomationRun:
+    """Record a run of the automation for a test event (contract 8.8), enabled or not, and
+    hand it to the worker after the commit, as an event's runs are. Its e-mails go to
+    ``caller`` (the membership that asked), its enrolments are skipped. Unknown or foreign
+    automation: NotFound."""
+    from automations.runs import hand_off, revision_of
+
+    automation = get_or_404(Automation.objects.for_org(org), id=automation_id)
+    now = timezone.now()
+    run = AutomationRun(
+        org=org,
+        automation=automation,
+        revision_id=automation.revision_id or revision_of(org.id, automation.id),
+        trigger=automation.trigger,
+        event_id=uuid7(),
+        occurred_at=now,
+        event_data=example_event_data(org=org, automation=automation, caller=caller),
+        test=True,
+        tested_by=caller.id,
+        due_at=now,
+        enqueued_at=now,  # by the hand-off, right after the commit
+    )
+    run.save(force_insert=True)
+    run_ids = [str(run.id)]
+    transaction.on_commit(lambda: hand_off(run_ids), robust=True)
+    return run
+
+
+def retry_run(*, org: Organization, automation_id: uuid.UUID, run_id: uuid.UUID) -> AutomationRun:
+    """Run a failed run of the automation again from its first action that did not succeed
+    (contract 8.8; ``automations.runs.retry_run``), the webhooks keeping their
+    ``webhook-id``. Unknown or foreign automation or run: NotFound; a run that is not
+    failed: Conflict. The run row is locked, so that two retries at once start it once."""
+    from automations.runs import retry_run as start_again
+
+    with transaction.atomic():
+        automation = get_or_404(Automation.objects.for_org(org).only("id"), id=automation_id)
+        run = get_or_404(
+            AutomationRun.objects.for_org(org)
+            .filter(automation_id=automation.id)
+            .select_related("revision")
+            .defer("revision__actions")
+            .select_for_update(of=("self",)),
+            id=run_id,
+        )
+        if run.status != AutomationRun.Status.FAILED:
+            raise Conflict(f"Only a failed run can be retried; this one is {run.status}.")
+        start_again(run)
+    return run
 
 
 @transaction.atomic

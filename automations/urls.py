@@ -5,6 +5,8 @@ from automations.views import (
     AutomationListView,
     AutomationRotateSecretView,
     AutomationRunListView,
+    AutomationRunRetryView,
+    AutomationTestView,
 )
 
 urlpatterns = [
@@ -15,5 +17,11 @@ urlpatterns = [
         "/<id:id>/rotate-secret",
         AutomationRotateSecretView.as_view(),
         name="automation-rotate-secret",
+    ),
+    path("/<id:id>/test", AutomationTestView.as_view(), name="automation-test"),
+    path(
+        "/<id:id>/runs/<id:runId>/retry",
+        AutomationRunRetryView.as_view(),
+        name="automation-run-retry",
     ),
 ]

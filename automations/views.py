@@ -271,3 +271,45 @@ class AutomationRotateSecretView(_AutomationOperationView):
         response = Response({"signingSecret": secret})
         response["Cache-Control"] = "no-store"
         return response
+
+
+class AutomationTestView(_AutomationOperationView):
+    """POST /api/automations/{id}/test (contract 8.8)."""
+
+    @extend_schema(
+        operation_id="test_automation",
+        summary="Send a test event to an automation (owner, admin)",
+        description="Records a run of the automation for an example event of its trigger "
+        "(`event.test` true; `event.data` an example of the trigger's data, the caller as "
+        "the member) and answers it with `202`; the worker executes it like any other, "
+        "whether the automation is enabled or not. Its `send_email` actions write to the "
+        "caller, never to a learner or the action's address; its `enroll_in_course` "
+        f"actions are `skipped`. Roles: owner, admin. {GUIDE}",
+        request=None,
+        responses={202: AutomationRunSerializer},
+    )
+    def post(self, request, id):
+        run = services.send_test(org=self.org, automation_id=id, caller=request.auth)
+        return Response(AutomationRunSerializer(run).data, status=202)
+
+
+class AutomationRunRetryView(_AutomationOperationView):
+    """POST /api/automations/{id}/runs/{runId}/retry (contract 8.8)."""
+
+    @property
+    def error_statuses(self) -> tuple[str, ...]:
+        return ("409",)  # the run is not failed
+
+    @extend_schema(
+        operation_id="retry_automation_run",
+        summary="Retry a failed run (owner, admin) from its first action that did not succeed",
+        description="A `failed` run runs again from its first action that did not succeed, "
+        "with fresh attempts; the actions that succeeded are not repeated, and each webhook "
+        "keeps its `webhook-id`. Answers `202` with the run, `pending` again. A run that is "
+        f"not `failed`: `409 conflict`. Roles: owner, admin. {GUIDE}",
+        request=None,
+        responses={202: AutomationRunSerializer},
+    )
+    def post(self, request, id, runId):  # the path names it runId
+        run = services.retry_run(org=self.org, automation_id=id, run_id=runId)
+        return Response(AutomationRunSerializer(run).data, status=202)
