@@ -83,12 +83,12 @@ def render(text: str, values: dict[str, str]) -> str:
 
 def _recipient(run: AutomationRun, to: str) -> str:
     if run.test:
-        # A test event's e-mail goes to whoever sent the test, never to a learner or an
-        # address of the action.
-        tester = _member(run, run.tested_by)
-        if tester is None:
-            raise ActionFailed("The member who sent this test no longer exists.")
-        return tester.user.email
+        # A test event's e-mail goes to whoever sent the test (its example data's address,
+        # ``services.send_test``), never to a learner or an address of the action.
+        address = run.event_data.get("email")
+        if not address:
+            raise ActionFailed("There is no address of the member who sent this test.")
+        return address
     if to == "learner":
         address = run.event_data.get("email")
     elif to == "inviter":

@@ -188,22 +188,34 @@ def example_event_data(*, org: Organization, automation: Automation, caller) -> 
     if course_id is None and trigger != "invite.accepted":
         course = Course.objects.for_org(org).order_by("created_at", "id").first()
         course_id = str(course.id) if course else example_id
-    member = {"memberId": str(caller.id), "email": caller.user.email}
+    membership_id = _membership_id(caller)
+    member = {"memberId": membership_id, "email": _user_of(caller).email}
     if trigger == "enrollment.created":
         return {"enrollmentId": str(uuid7()), "courseId": course_id, **member}
     if trigger == "activity.completed":
         return {"activityId": activity_id, "courseId": course_id, **member}
     if trigger == "course.completed":
         return {"courseId": course_id, **member}
-    return {"inviteId": str(uuid7()), **member, "invitedBy": str(caller.id)}
+    return {"inviteId": str(uuid7()), **member, "invitedBy": membership_id}
+
+
+def _user_of(caller):
+    return getattr(caller, "user", caller)
+
+
+def _membership_id(caller) -> str | None:
+    """The caller's membership id when the caller is a Membership; None for a User."""
+    return str(caller.id) if hasattr(caller, "user") else None
 
 
 @transaction.atomic
 def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> AutomationRun:
     """Record a run of the automation for a test event (contract 8.8), enabled or not, and
-    hand it to the worker after the commit, as an event's runs are. Its e-mails go to
-    ``caller`` (the membership that asked), its enrolments are skipped. Unknown or foreign
-    automation: NotFound."""
+    hand it to the worker after the commit, as an event's runs are. ``caller`` is the
+    Membership that asks (the API's), or a staff User (the admin's; its membership of the
+    organization, if any, is the one to pass): the example event's member, to whose
+    address its e-mails go. Its enrolments are skipped. Unknown or foreign automation:
+    NotFound."""
     from automations.runs import hand_off, revision_of
 
     automation = get_or_404(Automation.objects.for_org(org), id=automation_id)
@@ -217,7 +229,7 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
         occurred_at=now,
         event_data=example_event_data(org=org, automation=automation, caller=caller),
         test=True,
-        tested_by=caller.id,
+        tested_by=_membership_id(caller),
         due_at=now,
         enqueued_at=now,  # by the hand-off, right after the commit
     )

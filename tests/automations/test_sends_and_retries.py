@@ -80,7 +80,9 @@ def runs_of(api, owner, automation_id) -> list[dict]:
 # --- test sends ------------------------------------------------------------------------------
 
 
-def test_a_test_send_writes_to_the_caller_and_enrolls_nobody_even_when_disabled(api, org):
+def test_a_test_send_writes_to_the_caller_and_enrolls_nobody_even_when_disabled(
+    api, org, django_assert_max_num_queries
+):
     admin = make_member(org, "admin")
     course = CourseFactory(org=org)
     automation = AutomationFactory(
@@ -93,7 +95,10 @@ def test_a_test_send_writes_to_the_caller_and_enrolls_nobody_even_when_disabled(
             welcome_email(to="hr@example.com", subject="To HR"),
         ],
     )
-    answer = api.post(sending_url(automation.id), token=admin.token)
+    # the token, the automation, its example course, the run's insert, then the answer's
+    # action rows and revision (and the transaction's savepoint)
+    with django_assert_max_num_queries(8):
+        answer = api.post(sending_url(automation.id), token=admin.token)
     assert answer.status_code == 202, answer.content
     run = answer.json()
     assert run["automationId"] == str(automation.id) and run["status"] == "pending"
@@ -181,12 +186,15 @@ def failed_run(api, owner, receiver, settings) -> tuple[str, dict]:
 
 
 def test_a_failed_run_runs_again_from_its_failed_action_keeping_the_webhook_id(
-    api, owner, receiver, settings
+    api, owner, receiver, settings, django_assert_max_num_queries
 ):
     automation_id, run = failed_run(api, owner, receiver, settings)
     assert run["actions"][1]["response"]["body"] == "down for maintenance"
     receiver["status"] = 200
-    answer = api.post(retry_url(automation_id, run["id"]), token=owner.token)
+    # the token, the automation, the locked run with its revision's types, the delete of
+    # the failed action's row, the run's update, the answer's action rows (and savepoints)
+    with django_assert_max_num_queries(10):
+        answer = api.post(retry_url(automation_id, run["id"]), token=owner.token)
     assert answer.status_code == 202, answer.content
     retried = answer.json()
     assert retried["id"] == run["id"] and retried["status"] == "pending"
