@@ -9,9 +9,14 @@ class AutomationsConfig(AppConfig):
         from automations.runs import record_runs
         from automations.selectors import oldest_pending_run_seconds
         from lms.events import receiver
+        from lms.logs import register_redaction
         from lms.metrics import gauge_at_scrape
 
         receiver(record_runs)
+        # A signing secret is shown to its caller once and never written whole to a log.
+        register_redaction(
+            r"\b(whsec_[A-Za-z0-9+/]{4})[A-Za-z0-9+/=]{8,}", r"\1...", contains="whsec_"
+        )
         gauge_at_scrape(
             "lms_automation_oldest_pending_seconds",
             "Seconds since the oldest run that is due and not finished became due (0: none): "

@@ -10,39 +10,82 @@ without validating it again.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from automations.registry import Problems, normalized_actions, validate_automation
+from django.apps import apps
+
+from automations.registry import (
+    CONDITIONS,
+    Problems,
+    normalized_actions,
+    normalized_conditions,
+    validate_automation,
+    validate_conditions,
+)
+from lms.ids import parse_id
 
 
 @dataclass(frozen=True)
 class Definition:
-    """The trigger and the actions as stored (ids lower-case); ``given`` is the actions as
-    they were given, which ``describes`` compares with."""
+    """The trigger, the actions and the conditions as stored (ids lower-case); ``given`` is
+    the actions as they were given, which ``describes`` compares with."""
 
     trigger: str
     actions: list[dict[str, Any]]
     given: list[dict[str, Any]] | None = None
+    conditions: dict[str, list[str]] = field(default_factory=dict)
 
-    def describes(self, trigger: Any, actions: Any) -> bool:
+    def describes(self, trigger: Any, actions: Any, conditions: Any = None) -> bool:
         given = self.actions if self.given is None else self.given
-        return self.trigger == trigger and (actions == given or actions == self.actions)
+        return (
+            self.trigger == trigger
+            and (actions == given or actions == self.actions)
+            and (conditions is None or conditions == self.conditions)
+        )
 
 
 def check_definition(
-    *, org_id: uuid.UUID | None, trigger: Any, actions: Any
+    *, org_id: uuid.UUID | None, trigger: Any, actions: Any, conditions: Any = None
 ) -> tuple[Definition | None, Problems]:
     """(the definition, {}) when valid, else (None, problems by wire path). Without an
-    organization (not chosen yet in a form) the courses are not checked, and no definition
-    is answered."""
-    problems = validate_automation(trigger, actions)
+    organization (not chosen yet in a form) the courses and activities are not checked, and
+    no definition is answered. ``conditions`` None is none (``{}``)."""
+    if conditions is None:
+        conditions = {}
+    problems = {**validate_automation(trigger, actions), **validate_conditions(conditions, trigger)}
     if problems or org_id is None:
         return None, problems
-    problems = _foreign_courses(org_id, actions)
+    problems = {**_foreign_courses(org_id, actions), **_foreign_condition_ids(org_id, conditions)}
     if problems:
         return None, problems
-    return Definition(trigger, normalized_actions(actions), actions), {}
+    return (
+        Definition(
+            trigger, normalized_actions(actions), actions, normalized_conditions(conditions)
+        ),
+        {},
+    )
+
+
+def _foreign_condition_ids(org_id: uuid.UUID, conditions: dict[str, list]) -> Problems:
+    """Each id of the conditions that is no record of the organization (one query per key
+    given), by wire path (``conditions.courseIds.0``)."""
+    problems: Problems = {}
+    for key, ids in normalized_conditions(conditions).items():
+        condition = CONDITIONS[key]
+        model = apps.get_model(condition.model)
+        found = {
+            str(found_id)
+            for found_id in model.objects.filter(org_id=org_id, id__in=ids).values_list(
+                "id", flat=True
+            )
+        }
+        for index, value in enumerate(conditions[key]):
+            if str(parse_id(value)) not in found:
+                problems[f"conditions.{key}.{index}"] = [
+                    f"No {condition.noun} with this id in the automation's organization."
+                ]
+    return problems
 
 
 def trigger_room_problems(

@@ -24,7 +24,7 @@ def new_signing_secret() -> str:
 
 
 # What staff change; a save writes those that changed (``Automation.changed_fields``).
-EDITABLE = ("name", "description", "trigger", "actions", "enabled")
+EDITABLE = ("name", "description", "trigger", "actions", "conditions", "enabled")
 
 
 class Automation(OrgScopedModel):
@@ -42,9 +42,19 @@ class Automation(OrgScopedModel):
     description = models.TextField(blank=True)
     trigger = models.CharField(max_length=64)
     actions = models.JSONField(default=list)
+    # Which of the trigger's events run it (contract 8.7): ``{}`` (every one), or
+    # ``courseIds`` / ``activityIds`` lists of the organization's ids, lower-case
+    # (``registry.CONDITIONS``); matched in SQL where an event finds its automations.
+    conditions = models.JSONField(default=dict, blank=True)
     enabled = models.BooleanField(default=True)
     # Signs the automation's webhooks; shown once, when the automation is created over the API.
     signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
+    # The secret before the last rotation, and when that was: deliveries are signed with both
+    # for LMS_WEBHOOK_SECRET_OVERLAP_SECONDS after it (contract 8.8).
+    previous_signing_secret = models.CharField(
+        max_length=64, blank=True, default="", editable=False
+    )
+    secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     revision = models.ForeignKey(
         "AutomationRevision",
         null=True,
@@ -67,6 +77,21 @@ class Automation(OrgScopedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    def signing_secrets(self, now) -> list[str]:
+        """The secrets a delivery at ``now`` is signed with: the current one, then the one
+        before it while the overlap after a rotation lasts."""
+        from django.conf import settings
+
+        rotated = self.secret_rotated_at
+        overlap = settings.LMS_WEBHOOK_SECRET_OVERLAP_SECONDS
+        if (
+            self.previous_signing_secret
+            and rotated is not None
+            and (now - rotated).total_seconds() < overlap
+        ):
+            return [self.signing_secret, self.previous_signing_secret]
+        return [self.signing_secret]
 
     @classmethod
     def from_db(cls, db, field_names, values):
@@ -129,10 +154,15 @@ class Automation(OrgScopedModel):
                 raise ValidationError(errors)
             return  # validated before, at the edge (save_automation's Definition)
         self.definition, problems = check_definition(
-            org_id=self.org_id, trigger=self.trigger, actions=self.actions
+            org_id=self.org_id,
+            trigger=self.trigger,
+            actions=self.actions,
+            conditions=self.conditions,
         )
         for path, messages in problems.items():
             field = path.split(".", 1)[0]
+            if field == "conditions" and "conditions" in skip:
+                field = "__all__"  # a form without the field still hears why
             if field not in skip:
                 errors.setdefault(field, []).extend(
                     describe_problem(path, message, self.actions) for message in messages
@@ -258,6 +288,10 @@ class AutomationRun(OrgScopedModel):
     occurred_at = models.DateTimeField()
     event_data = models.JSONField(default=dict)
     depth = models.PositiveSmallIntegerField(default=0)
+    # A test send (contract 8.8): its event is an example, its e-mails go to the member who
+    # asked for it (``tested_by``, a membership's id), and it enrolls nobody.
+    test = models.BooleanField(default=False)
+    tested_by = models.UUIDField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     due_at = models.DateTimeField()
     enqueued_at = models.DateTimeField(null=True, blank=True)

@@ -36,14 +36,22 @@ class Trigger:
     description: str
     # Whom send_email may address by role when this trigger fires.
     recipients: frozenset[str] = frozenset({"learner"})
+    # The conditions (``CONDITIONS``) that may limit it: its events' data carry their ids.
+    conditions: tuple[str, ...] = ()
 
 
 TRIGGERS: dict[str, Trigger] = {
     t.name: t
     for t in [
-        Trigger("enrollment.created", "A member is enrolled in a course."),
-        Trigger("activity.completed", "A learner completes an activity."),
-        Trigger("course.completed", "A learner completes a course."),
+        Trigger(
+            "enrollment.created", "A member is enrolled in a course.", conditions=("courseIds",)
+        ),
+        Trigger(
+            "activity.completed",
+            "A learner completes an activity.",
+            conditions=("courseIds", "activityIds"),
+        ),
+        Trigger("course.completed", "A learner completes a course.", conditions=("courseIds",)),
         Trigger(
             "invite.accepted",
             "An invitee accepts an invite and becomes a member ('learner' is the new member).",
@@ -389,6 +397,68 @@ ACTION_TYPES: dict[str, ActionType] = {
 }
 
 
+@dataclass(frozen=True)
+class Condition:
+    """A key of an automation's ``conditions`` (contract 8.7): a list of ids of ``model``
+    (a model label of the organization's records); an event meets it when its data's
+    ``data_key`` is one of them."""
+
+    key: str
+    data_key: str
+    model: str
+    noun: str
+
+
+CONDITIONS: dict[str, Condition] = {
+    c.key: c
+    for c in [
+        Condition("courseIds", "courseId", "learn.Course", "course"),
+        Condition("activityIds", "activityId", "learn.Activity", "activity"),
+    ]
+}
+MAX_CONDITION_IDS = 100
+
+
+def validate_conditions(conditions: Any, trigger: Any) -> Problems:
+    """Every problem of an automation's ``conditions`` for ``trigger``, keyed by wire path
+    (``conditions``, ``conditions.courseIds``, ``conditions.courseIds.0``); empty when valid.
+    Whether the ids are the organization's is ``automations.definition``'s to check."""
+    if not isinstance(conditions, dict):
+        return {"conditions": ["Must be an object: {} or courseIds and/or activityIds."]}
+    problems: Problems = {}
+    known_trigger = TRIGGERS.get(trigger) if isinstance(trigger, str) else None
+    for key, ids in conditions.items():
+        path = f"conditions.{key}"
+        if key not in CONDITIONS:
+            problems[path] = [f"Unknown condition; conditions take {_names(CONDITIONS)}."]
+            continue
+        if known_trigger is not None and key not in known_trigger.conditions:
+            takes = _names(known_trigger.conditions) if known_trigger.conditions else "none"
+            problems[path] = [f"{trigger} cannot be limited by {key}; it takes {takes}."]
+            continue
+        if not isinstance(ids, list) or not ids:
+            problems[path] = [f"Must be a list of 1 to {MAX_CONDITION_IDS} ids."]
+            continue
+        if len(ids) > MAX_CONDITION_IDS:
+            problems[path] = [f"At most {MAX_CONDITION_IDS} ids are allowed."]
+            continue
+        for index, value in enumerate(ids):
+            message = _uuid_string(value, known_trigger)
+            if message:
+                problems[f"{path}.{index}"] = [message]
+    return problems
+
+
+def normalized_conditions(conditions: dict[str, list]) -> dict[str, list[str]]:
+    """Valid conditions as stored and answered: keys in ``CONDITIONS``' order, ids lower-case,
+    each once, in the order given."""
+    return {
+        key: list(dict.fromkeys(_lower_id(value) for value in conditions[key]))
+        for key in CONDITIONS
+        if key in conditions
+    }
+
+
 # The API schema's names for these sets (lms/settings.py ENUM_NAME_OVERRIDES).
 TRIGGER_NAMES = list(TRIGGERS)
 ACTION_TYPE_NAMES = list(ACTION_TYPES)
@@ -451,6 +521,8 @@ def normalized_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def describe_problem(path: str, message: str, actions: Any) -> str:
     """One sentence for a person: 'Action 2 (send_email), input.subject: Must be ...'."""
     parts = path.split(".", 2)
+    if parts[0] == "conditions" and len(parts) == 3:
+        return f"{parts[1]}, id {int(parts[2]) + 1}: {message}"
     if parts[0] != "actions" or len(parts) < 2:
         return message
     index = int(parts[1])

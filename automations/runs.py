@@ -22,8 +22,9 @@ from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun, AutomationRunAction
-from automations.registry import TRIGGERS
+from automations.registry import CONDITIONS, TRIGGERS
 from lms.events import Event
+from lms.jsonsql import ListAllows
 from lms.metrics import count_automation_run
 
 logger = logging.getLogger(__name__)
@@ -34,21 +35,26 @@ ActionStatus = AutomationRunAction.Status
 # automations that cause each other's triggers stop.
 MAX_DEPTH = 3
 UNFINISHED = (Status.PENDING, Status.RUNNING)
+# An action in one of these states is not attempted again. (``skipped`` after a failure is
+# deleted by a retry, so that the action runs again; see ``retry_run``.)
+DONE = (ActionStatus.SUCCEEDED, ActionStatus.SKIPPED)
 
 
 def record_runs(event: Event) -> None:
-    """One pending run per enabled automation of the event's organization and trigger, in
-    the caller's transaction: two queries at most, whatever the number of automations, and
+    """One pending run per enabled automation of the event's organization and trigger whose
+    conditions the event meets (contract 8.7: matched in the same query), in the caller's
+    transaction: two queries at most, whatever the number of automations and conditions, and
     one hand-off to the worker after the commit. A run row refers to its automation's
     current revision of the actions, never copies them: the event's request writes the run
     rows alone (CONTRACT 8.9)."""
     if event.type not in TRIGGERS or event.depth > MAX_DEPTH:
         return
-    automations = list(
-        Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True)
-        .values_list("id", "revision_id")
-        .order_by()
-    )
+    matching = Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True)
+    for key in TRIGGERS[event.type].conditions:
+        # An event without the id (none of the trigger's should) meets no condition on it.
+        value = str(event.data.get(CONDITIONS[key].data_key) or "").lower()
+        matching = matching.filter(ListAllows("conditions", key, value))
+    automations = list(matching.values_list("id", "revision_id").order_by())
     if not automations:
         return
     now = timezone.now()
@@ -56,7 +62,7 @@ def record_runs(event: Event) -> None:
         AutomationRun(
             org_id=event.org_id,
             automation_id=automation_id,
-            revision_id=revision_id or _revision_of(event.org_id, automation_id),
+            revision_id=revision_id or revision_of(event.org_id, automation_id),
             trigger=event.type,
             event_id=event.id,
             occurred_at=event.occurred_at,
@@ -72,7 +78,7 @@ def record_runs(event: Event) -> None:
     transaction.on_commit(lambda: hand_off(run_ids), robust=True)
 
 
-def _revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
+def revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
     """The revision of an automation that has none yet (one written around ``save``, as a
     bulk load does): its actions' revision, written now, once."""
     automation = Automation.objects.filter(org_id=org_id).get(id=automation_id)
@@ -146,7 +152,7 @@ def execute(run_id: uuid.UUID | str) -> None:
     }
     for index in range(len(run.revision.types)):
         state = states.get(index)
-        if state is not None and state.status == ActionStatus.SUCCEEDED:
+        if state is not None and state.status in DONE:
             continue
         if state is None:
             state = AutomationRunAction(org_id=run.org_id, run=run, index=index)
@@ -159,7 +165,8 @@ def execute(run_id: uuid.UUID | str) -> None:
         outcome = perform(run, index)
         state.last_error, state.response = outcome.error or "", outcome.response
         if outcome.error is None:
-            state.status, state.finished_at = ActionStatus.SUCCEEDED, timezone.now()
+            done = ActionStatus.SKIPPED if outcome.skipped else ActionStatus.SUCCEEDED
+            state.status, state.finished_at = done, timezone.now()
             _save_state(state, "status", "last_error", "response", "finished_at")
             continue
         if state.attempts < settings.LMS_AUTOMATION_ATTEMPTS:

@@ -19,6 +19,7 @@ AUTOMATION_COLUMNS = (
     "description",
     "trigger",
     "actions",
+    "conditions",
     "enabled",
     "created_at",
     "updated_at",

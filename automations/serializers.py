@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from automations.registry import ACTION_TYPES, TRIGGERS
+from automations.registry import ACTION_TYPES, CONDITIONS, MAX_CONDITION_IDS, TRIGGERS
 from lms.fields import JsonBooleanField, StrictCharField
 
 
@@ -21,6 +21,36 @@ class ActionSerializer(serializers.Serializer):
     input = serializers.DictField(help_text="The action's input, valid against its type.")
 
 
+_ID_LIST = {
+    "type": "array",
+    "items": {"type": "string", "format": "uuid"},
+    "minItems": 1,
+    "maxItems": MAX_CONDITION_IDS,
+}
+CONDITIONS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "courseIds": {
+            **_ID_LIST,
+            "description": "Only events of these courses of the organization "
+            "(enrollment.created, activity.completed, course.completed).",
+        },
+        "activityIds": {
+            **_ID_LIST,
+            "description": "Only completions of these activities of the organization "
+            "(activity.completed).",
+        },
+    },
+}
+assert set(CONDITIONS_SCHEMA["properties"]) == set(CONDITIONS)  # one schema per condition
+
+
+@extend_schema_field(CONDITIONS_SCHEMA)
+class ConditionsField(serializers.JSONField):
+    """Which of the trigger's events run the automation: `{}` for all of them."""
+
+
 class AutomationSerializer(serializers.Serializer):
     orgId = serializers.UUIDField(source="org_id")
     id = serializers.UUIDField()
@@ -28,6 +58,9 @@ class AutomationSerializer(serializers.Serializer):
     description = serializers.CharField()
     trigger = TriggerField(help_text="The event that runs the automation.")
     actions = ActionSerializer(many=True, help_text="In the order they run.")
+    conditions = ConditionsField(
+        help_text="Which of the trigger's events run it; `{}`: every one. Ids lower-case."
+    )
     enabled = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
@@ -36,7 +69,7 @@ class AutomationSerializer(serializers.Serializer):
 def automation_row(fields: dict) -> dict:
     """What ``AutomationSerializer`` answers for an automation, from its
     ``AUTOMATION_COLUMNS`` values by attribute name, the ids and timestamps read as wire
-    text (``lms.wire``): the read skips the serializer's nine fields."""
+    text (``lms.wire``): the read skips the serializer's ten fields."""
     return {
         "orgId": fields["org_id"],
         "id": fields["id"],
@@ -47,6 +80,7 @@ def automation_row(fields: dict) -> dict:
             {"type": str(action["type"]), "input": {str(k): v for k, v in action["input"].items()}}
             for action in fields["actions"]
         ],
+        "conditions": fields["conditions"],  # stored as answered (validated, lower-case)
         "enabled": bool(fields["enabled"]),
         "createdAt": fields["created_at"],
         "updatedAt": fields["updated_at"],
@@ -70,6 +104,14 @@ class CreatedAutomationSerializer(AutomationSerializer):
     )
 
 
+class SigningSecretSerializer(serializers.Serializer):
+    signingSecret = serializers.CharField(
+        help_text="The automation's new signing secret (Standard Webhooks), shown this once. "
+        "Deliveries carry its signature and the old secret's for "
+        "LMS_WEBHOOK_SECRET_OVERLAP_SECONDS (a day by default)."
+    )
+
+
 class AutomationWriteSerializer(serializers.Serializer):
     """An automation to create (or, every field optional, the fields of one to change): the
     event that runs it and its actions, in the order they run. Every problem of the trigger
@@ -88,6 +130,13 @@ class AutomationWriteSerializer(serializers.Serializer):
     )
     actions = ActionsInputField(
         help_text="In the order they run; each action's `type` says which input it takes."
+    )
+    conditions = ConditionsField(
+        required=False,
+        help_text="Which of the trigger's events run it (default `{}`: every one). "
+        "`courseIds` limits enrollment.created, activity.completed and course.completed; "
+        "`activityIds` limits activity.completed. Every id is one of the organization's. "
+        "On a change, replaces the whole object.",
     )
     enabled = JsonBooleanField(required=False, help_text="Defaults to true.")
 
@@ -122,6 +171,17 @@ class RunEventSerializer(serializers.Serializer):
     type = TriggerField(source="trigger")
     occurredAt = serializers.DateTimeField(source="occurred_at")
     data = serializers.DictField(source="event_data")
+    test = serializers.BooleanField(
+        required=False,
+        help_text="true on a test send's example event (POST /api/automations/{id}/test); "
+        "absent on a real event.",
+    )
+
+    def to_representation(self, instance):
+        shape = super().to_representation(instance)
+        if not shape["test"]:
+            del shape["test"]  # a real event's shape is 7.2's, as it always was
+        return shape
 
 
 class AutomationRunSerializer(serializers.Serializer):

@@ -7,18 +7,25 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from automations.definition import Definition, check_definition
-from automations.models import Automation, AutomationRun
+from automations.models import Automation, AutomationRun, new_signing_secret
 from lms.errors import Conflict, validation_error
+from lms.ids import uuid7
 from lms.tenancy import get_or_404
 from organizations.models import Organization
 
 
-def definition_or_error(*, org_id, trigger: Any, actions: Any) -> Definition:
+def definition_or_error(
+    *, org_id, trigger: Any, actions: Any, conditions: Any = None
+) -> Definition:
     """The valid definition, else a validation_error whose details name each offending value
-    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``)."""
-    definition, problems = check_definition(org_id=org_id, trigger=trigger, actions=actions)
+    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``,
+    ``conditions.courseIds.0``)."""
+    definition, problems = check_definition(
+        org_id=org_id, trigger=trigger, actions=actions, conditions=conditions
+    )
     if definition is None:
         raise validation_error(problems)
     return definition
@@ -31,6 +38,7 @@ def save_automation(
     name: str,
     trigger: str | None = None,
     actions: list[dict[str, Any]] | None = None,
+    conditions: dict[str, Any] | None = None,
     definition: Definition | None = None,
     description: str = "",
     enabled: bool = True,
@@ -38,25 +46,31 @@ def save_automation(
 ) -> Automation:
     """Create an automation, or update ``instance``, with ``definition`` (validated at the
     edge: the API's serializer, or the admin's model validation, which leaves it on the
-    instance). Without one, ``trigger`` and ``actions`` are validated here, as the same
-    ``check_definition`` does. The other fields get the model's own validation; problems
-    are a validation_error keyed by field. A name taken in the organization is a Conflict
+    instance). Without one, ``trigger``, ``actions`` and ``conditions`` (None: the
+    instance's, or none) are validated here, as the same ``check_definition`` does. The
+    other fields get the model's own validation; problems are a validation_error keyed by
+    field. A name taken in the organization is a Conflict
     naming ``name`` (contract 7.1), also when another request takes it meanwhile.
 
     Only the fields that changed are written: the statement of an update never carries
     the signing secret (a failing one is logged by the database, values and all)."""
     if definition is None:
+        if conditions is None:
+            conditions = getattr(instance, "conditions", None) or {}
         validated = getattr(instance, "definition", None)
-        if validated is not None and validated.describes(trigger, actions):
+        if validated is not None and validated.describes(trigger, actions, conditions):
             definition = validated
         else:
-            definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
+            definition = definition_or_error(
+                org_id=org.id, trigger=trigger, actions=actions, conditions=conditions
+            )
     automation = instance or Automation()
     automation.org = org
     automation.name = name
     automation.description = description
     automation.trigger = definition.trigger
     automation.actions = definition.actions
+    automation.conditions = definition.conditions
     automation.enabled = enabled
     changed = automation.changed_fields()
     if not changed:
@@ -101,6 +115,7 @@ def save_automation(
 def create_automation(
     *, org: Organization, name: str, definition: Definition, description: str, enabled: bool
 ) -> Automation:
+    """A new automation of ``definition`` (its trigger, actions and conditions)."""
     return save_automation(
         org=org, name=name, definition=definition, description=description, enabled=enabled
     )
@@ -116,7 +131,12 @@ def update_automation(
     automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
     trigger = changes.get("trigger", automation.trigger)
     actions = changes.get("actions", automation.actions)
-    definition = definition_or_error(org_id=org.id, trigger=trigger, actions=actions)
+    # Conditions sent replace the whole object (contract 8.7); kept ones are checked against
+    # a new trigger.
+    conditions = changes.get("conditions", automation.conditions)
+    definition = definition_or_error(
+        org_id=org.id, trigger=trigger, actions=actions, conditions=conditions
+    )
     return save_automation(
         org=org,
         name=changes.get("name", automation.name),
@@ -125,6 +145,121 @@ def update_automation(
         enabled=changes.get("enabled", automation.enabled),
         instance=automation,
     )
+
+
+@transaction.atomic
+def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
+    """Give the automation a new signing secret and answer it (contract 8.8: shown this
+    once). The one it replaces is kept, with the time of the rotation: deliveries carry
+    both signatures for ``LMS_WEBHOOK_SECRET_OVERLAP_SECONDS``. Unknown or foreign
+    automation: NotFound. The row is locked, so two rotations at once keep each other's
+    secret as the previous one, in order."""
+    automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
+    automation.previous_signing_secret = automation.signing_secret
+    automation.signing_secret = new_signing_secret()
+    automation.secret_rotated_at = timezone.now()
+    automation.save(
+        update_fields=[
+            "signing_secret",
+            "previous_signing_secret",
+            "secret_rotated_at",
+            "updated_at",
+        ]
+    )
+    return automation.signing_secret
+
+
+def example_event_data(*, org: Organization, automation: Automation, caller) -> dict:
+    """An example of the data of ``automation``'s trigger (contract 7.2's shape) for a test
+    send: the caller as the member, and the course and activity the automation is aimed at
+    (else the organization's first, else an example id), so that its e-mails read as real
+    ones would."""
+    from learn.models import Activity, Course
+
+    conditions = automation.conditions or {}
+    example_id = str(uuid.UUID(int=0x01900000_0000_7000_8000_000000000000))
+    course_id = (conditions.get("courseIds") or [None])[0]
+    activity_id = (conditions.get("activityIds") or [None])[0]
+    trigger = automation.trigger
+    if activity_id is None and trigger == "activity.completed":
+        activity = Activity.objects.for_org(org).order_by("created_at", "id").first()
+        activity_id = str(activity.id) if activity else example_id
+        course_id = course_id or (str(activity.course_id) if activity else None)
+    if course_id is None and trigger != "invite.accepted":
+        course = Course.objects.for_org(org).order_by("created_at", "id").first()
+        course_id = str(course.id) if course else example_id
+    membership_id = _membership_id(caller)
+    member = {"memberId": membership_id, "email": _user_of(caller).email}
+    if trigger == "enrollment.created":
+        return {"enrollmentId": str(uuid7()), "courseId": course_id, **member}
+    if trigger == "activity.completed":
+        return {"activityId": activity_id, "courseId": course_id, **member}
+    if trigger == "course.completed":
+        return {"courseId": course_id, **member}
+    return {"inviteId": str(uuid7()), **member, "invitedBy": membership_id}
+
+
+def _user_of(caller):
+    return getattr(caller, "user", caller)
+
+
+def _membership_id(caller) -> str | None:
+    """The caller's membership id when the caller is a Membership; None for a User."""
+    return str(caller.id) if hasattr(caller, "user") else None
+
+
+@transaction.atomic
+def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> AutomationRun:
+    """Record a run of the automation for a test event (contract 8.8), enabled or not, and
+    hand it to the worker after the commit, as an event's runs are. ``caller`` is the
+    Membership that asks (the API's), or a staff User (the admin's; its membership of the
+    organization, if any, is the one to pass): the example event's member, to whose
+    address its e-mails go. Its enrolments are skipped. Unknown or foreign automation:
+    NotFound."""
+    from automations.runs import hand_off, revision_of
+
+    automation = get_or_404(Automation.objects.for_org(org), id=automation_id)
+    now = timezone.now()
+    run = AutomationRun(
+        org=org,
+        automation=automation,
+        revision_id=automation.revision_id or revision_of(org.id, automation.id),
+        trigger=automation.trigger,
+        event_id=uuid7(),
+        occurred_at=now,
+        event_data=example_event_data(org=org, automation=automation, caller=caller),
+        test=True,
+        tested_by=_membership_id(caller),
+        due_at=now,
+        enqueued_at=now,  # by the hand-off, right after the commit
+    )
+    run.save(force_insert=True)
+    run_ids = [str(run.id)]
+    transaction.on_commit(lambda: hand_off(run_ids), robust=True)
+    return run
+
+
+def retry_run(*, org: Organization, automation_id: uuid.UUID, run_id: uuid.UUID) -> AutomationRun:
+    """Run a failed run of the automation again from its first action that did not succeed
+    (contract 8.8; ``automations.runs.retry_run``), the webhooks keeping their
+    ``webhook-id``. Unknown or foreign automation or run: NotFound; a run that is not
+    failed: Conflict. The run row is locked, so that two retries at once start it once."""
+    from automations.runs import retry_run as start_again
+
+    with transaction.atomic():
+        automation = get_or_404(Automation.objects.for_org(org).only("id"), id=automation_id)
+        run = get_or_404(
+            AutomationRun.objects.for_org(org)
+            .filter(automation_id=automation.id)
+            .select_related("revision")
+            .defer("revision__actions")
+            .select_for_update(of=("self",)),
+            id=run_id,
+        )
+        if run.status != AutomationRun.Status.FAILED:
+            raise Conflict(f"Only a failed run can be retried; this one is {run.status}.")
+        start_again(run)
+    return run
 
 
 @transaction.atomic

@@ -12,6 +12,7 @@ from automations.serializers import (
     AutomationSerializer,
     AutomationWriteSerializer,
     CreatedAutomationSerializer,
+    SigningSecretSerializer,
     automation_row,
 )
 from lms.pagination import EnvelopePagination
@@ -118,7 +119,10 @@ class AutomationListView(_AdminListView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         definition = services.definition_or_error(
-            org_id=self.org.id, trigger=data["trigger"], actions=data["actions"]
+            org_id=self.org.id,
+            trigger=data["trigger"],
+            actions=data["actions"],
+            conditions=data.get("conditions", {}),
         )
         automation = services.create_automation(
             org=self.org,
@@ -238,3 +242,74 @@ class AutomationRunListView(_AdminListView):
     def get(self, request, id):
         get_or_404(Automation.objects.for_org(self.org).only("id"), id=id)
         return super().get(request, id=id)
+
+
+class _AutomationOperationView(OrgScopedViewMixin, APIView):
+    """A POST on one automation (owner, admin) that takes no body: a body sent is ignored,
+    so the only errors are the caller's (401, 403) and a missing record (404)."""
+
+    model = Automation
+    permission_classes = [IsOrgAdmin]
+    omit_error_statuses = ("400", "429")
+
+
+class AutomationRotateSecretView(_AutomationOperationView):
+    """POST /api/automations/{id}/rotate-secret (contract 8.8)."""
+
+    @extend_schema(
+        operation_id="rotate_automation_secret",
+        summary="Roll an automation's signing secret (owner, admin); the new one is shown once",
+        description="Issues a new signing secret and answers it this once. For "
+        "`LMS_WEBHOOK_SECRET_OVERLAP_SECONDS` (a day by default) deliveries carry two "
+        "signatures in `webhook-signature`, space-separated (`v1,<new> v1,<old>`), so a "
+        f"receiver can switch without refusing a delivery. Roles: owner, admin. {GUIDE}",
+        request=None,
+        responses={200: SigningSecretSerializer},
+    )
+    def post(self, request, id):
+        secret = services.rotate_secret(org=self.org, automation_id=id)
+        response = Response({"signingSecret": secret})
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class AutomationTestView(_AutomationOperationView):
+    """POST /api/automations/{id}/test (contract 8.8)."""
+
+    @extend_schema(
+        operation_id="test_automation",
+        summary="Send a test event to an automation (owner, admin)",
+        description="Records a run of the automation for an example event of its trigger "
+        "(`event.test` true; `event.data` an example of the trigger's data, the caller as "
+        "the member) and answers it with `202`; the worker executes it like any other, "
+        "whether the automation is enabled or not. Its `send_email` actions write to the "
+        "caller, never to a learner or the action's address; its `enroll_in_course` "
+        f"actions are `skipped`. Roles: owner, admin. {GUIDE}",
+        request=None,
+        responses={202: AutomationRunSerializer},
+    )
+    def post(self, request, id):
+        run = services.send_test(org=self.org, automation_id=id, caller=request.auth)
+        return Response(AutomationRunSerializer(run).data, status=202)
+
+
+class AutomationRunRetryView(_AutomationOperationView):
+    """POST /api/automations/{id}/runs/{runId}/retry (contract 8.8)."""
+
+    @property
+    def error_statuses(self) -> tuple[str, ...]:
+        return ("409",)  # the run is not failed
+
+    @extend_schema(
+        operation_id="retry_automation_run",
+        summary="Retry a failed run (owner, admin) from its first action that did not succeed",
+        description="A `failed` run runs again from its first action that did not succeed, "
+        "with fresh attempts; the actions that succeeded are not repeated, and each webhook "
+        "keeps its `webhook-id`. Answers `202` with the run, `pending` again. A run that is "
+        f"not `failed`: `409 conflict`. Roles: owner, admin. {GUIDE}",
+        request=None,
+        responses={202: AutomationRunSerializer},
+    )
+    def post(self, request, id, runId):  # the path names it runId
+        run = services.retry_run(org=self.org, automation_id=id, run_id=runId)
+        return Response(AutomationRunSerializer(run).data, status=202)

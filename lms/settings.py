@@ -335,6 +335,11 @@ LMS_AUTOMATION_ATTEMPTS = 5
 # is enqueued again by `manage.py sweep_automation_runs` (its worker died).
 LMS_AUTOMATION_LEASE_SECONDS = float(os.environ.get("LMS_AUTOMATION_LEASE_SECONDS", "60"))
 LMS_WEBHOOK_ALLOW_PRIVATE = env_bool("LMS_WEBHOOK_ALLOW_PRIVATE", False)
+# After a signing secret is rotated, deliveries are signed with the old one too for this long
+# (CONTRACT 8.8), so that a receiver can switch without refusing one.
+LMS_WEBHOOK_SECRET_OVERLAP_SECONDS = float(
+    os.environ.get("LMS_WEBHOOK_SECRET_OVERLAP_SECONDS", "86400")
+)
 # One webhook attempt, all included (resolving, connecting, sending, the whole answer), ends
 # within this many seconds (CONTRACT 8.8: 10; the worker tests shorten it).
 LMS_WEBHOOK_DEADLINE_SECONDS = float(os.environ.get("LMS_WEBHOOK_DEADLINE_SECONDS", "10"))

@@ -57,6 +57,7 @@ def test_owner_reads_the_automation_in_its_exact_shape(api, owner, automation):
             {"type": "webhook", "input": {"url": "https://hr.example.com/hook", "method": "PUT"}},
             {"type": "enroll_in_course", "input": {"courseId": MISSING}},
         ],
+        "conditions": {},
         "enabled": False,
         "createdAt": body["createdAt"],
         "updatedAt": body["updatedAt"],
@@ -131,6 +132,7 @@ def test_the_schema_documents_the_read(api):
         "description",
         "trigger",
         "actions",
+        "conditions",
         "enabled",
         "createdAt",
         "updatedAt",
@@ -145,6 +147,7 @@ def test_the_answer_reads_as_the_automation_serializer_writes_it(
     ``AutomationSerializer`` would, timestamps, nested inputs and non-ASCII included."""
     Automation.objects.for_org(automation.org).filter(id=automation.id).update(
         name="Zertifikat für Ünïcode ✓",
+        conditions={"courseIds": [MISSING]},
         created_at=datetime(2026, 1, 2, 3, 4, 5, microseconds, tzinfo=UTC),
         actions=[
             {"type": "webhook", "input": {"url": "https://x.example/h", "headers": {"A": "1"}}},

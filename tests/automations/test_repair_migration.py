@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 
-from automations.models import Automation
-from tests.automations.factories import AutomationFactory, welcome_email
+from automations.models import Automation, AutomationRevision
+from tests.automations.factories import welcome_email
 from tests.learn.factories import CourseFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,23 +30,51 @@ def before_repair() -> str:
     return parent
 
 
+def stored_before(migration: str):
+    """A function that stores an automation and its revision as the schema stood after
+    ``migration`` (its historical models: columns added later do not exist yet)."""
+    state = MigrationExecutor(connection).loader.project_state(("automations", migration))
+    old = state.apps.get_model("automations", "Automation")
+    old_revision = state.apps.get_model("automations", "AutomationRevision")
+    names = iter(range(1000))
+
+    def store(org, actions):
+        automation = old.all_orgs.create(
+            org_id=org.id,
+            name=f"Stored {next(names)}",
+            trigger="enrollment.created",
+            actions=actions,
+            signing_secret="whsec_c3RvcmVk",
+        )
+        revision = old_revision.all_orgs.create(
+            org_id=org.id,
+            automation_id=automation.id,
+            digest=AutomationRevision.digest_of(actions),
+            actions=actions,
+            types=[action["type"] for action in actions],
+        )
+        old.all_orgs.filter(id=automation.id).update(revision_id=revision.id)
+        return automation
+
+    return store
+
+
 def test_the_repair_migration_makes_stored_inputs_renderable_and_ids_lower_case(api, owner):
     org = owner.org
     call_command("migrate", "automations", before_repair(), verbosity=0)
     try:
+        store = stored_before(before_repair())
         course = CourseFactory(org=org)
-        upper = AutomationFactory(
-            org=org,
-            actions=[{"type": "enroll_in_course", "input": {"courseId": str(course.id).upper()}}],
+        upper = store(
+            org, [{"type": "enroll_in_course", "input": {"courseId": str(course.id).upper()}}]
         )
-        valid = AutomationFactory(org=org)
-        stamp = Automation.all_orgs.get(id=valid.id).updated_at
+        valid = store(org, [welcome_email()])
+        stamp = Automation.all_orgs.only("updated_at").get(id=valid.id).updated_at
         broken = None
         if SQLITE:  # PostgreSQL's jsonb refuses both characters: no such row can exist there
             hook = {"url": "https://h.example.com/\x00x", "headers": {"X-A": "a\ud800b"}}
-            broken = AutomationFactory(
-                org=org,
-                actions=[welcome_email(subject="Hi \udfff"), {"type": "webhook", "input": hook}],
+            broken = store(
+                org, [welcome_email(subject="Hi \udfff"), {"type": "webhook", "input": hook}]
             )
     finally:
         call_command("migrate", "automations", verbosity=0)

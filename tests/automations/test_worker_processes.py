@@ -125,6 +125,41 @@ def test_the_request_does_not_wait_for_the_actions(stack, receiver):
     assert took < 2.0  # the delivery was still unanswered when the request had answered
 
 
+def test_a_test_send_fails_in_the_worker_then_a_retry_after_a_rotation_delivers_it(stack, receiver):
+    """Contract 8.8 end to end: a test send of a disabled automation is executed by the
+    worker; against a receiver answering 500 its run fails after the last attempt; the
+    secret is rolled; once the receiver recovers, a retry delivers the same webhook-id,
+    signed with the new secret and the old one."""
+    w = world(stack)
+    path = f"/down/{next(_numbers)}"
+    created = create(stack, w, "course.completed", [hook(receiver, path)], enabled=False)
+    status, run = stack.call("POST", f"/api/automations/{created['id']}/test", w["owner"])
+    assert status == 202, run
+    assert run["event"]["test"] is True and run["status"] == "pending"
+    (failed,) = finished(stack, w, created["id"])
+    assert failed["status"] == "failed" and failed["actions"][0]["attempts"] == 5
+    assert failed["actions"][0]["response"]["status"] == 500
+    status, rolled = stack.call(
+        "POST", f"/api/automations/{created['id']}/rotate-secret", w["owner"]
+    )
+    assert status == 200, rolled
+    receiver.recover(path)
+    retry = f"/api/automations/{created['id']}/runs/{run['id']}/retry"
+    status, retried = stack.call("POST", retry, w["owner"])
+    assert status == 202 and retried["status"] == "pending", retried
+    wait_for(lambda: len(receiver.to(path)) == 6, what="the retried delivery")
+    (done,) = finished(stack, w, created["id"])
+    assert done["status"] == "succeeded" and done["event"]["test"] is True
+    deliveries = receiver.to(path)
+    assert len({d["headers"]["webhook-id"] for d in deliveries}) == 1
+    last = deliveries[-1]
+    assert len(last["headers"]["webhook-signature"].split()) == 2
+    assert verify(rolled["signingSecret"], last)["type"] == "course.completed"
+    assert verify(created["signingSecret"], last)["data"]["memberId"]
+    status, again = stack.call("POST", retry, w["owner"])
+    assert status == 409 and again["error"] == "conflict"
+
+
 def test_a_receiver_failing_once_is_retried_with_the_same_webhook_id(stack, receiver):
     w = world(stack)
     path = f"/fail-once/{next(_numbers)}"

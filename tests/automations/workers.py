@@ -28,12 +28,14 @@ _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 class Receiver:
     """Records deliveries by path. ``/ok/...`` answers 200; ``/fail-once/...`` answers 500
-    the first time; ``/hold/...`` keeps the first delivery waiting until ``release()``."""
+    the first time; ``/hold/...`` keeps the first delivery waiting until ``release()``;
+    ``/down/...`` answers 500 until ``recover()``."""
 
     def __init__(self) -> None:
         self.deliveries: list[dict] = []
         self.lock = threading.Lock()
         self.holds: dict[str, threading.Event] = {}
+        self.recovered: set[str] = set()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,6 +61,9 @@ class Receiver:
                     hold.wait(30)
                     return  # closed unanswered: the sender sees the connection end
                 status = 500 if self.path.startswith("/fail-once/") and not seen else 200
+                with receiver.lock:
+                    if self.path.startswith("/down/") and self.path not in receiver.recovered:
+                        status = 500
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -73,6 +78,10 @@ class Receiver:
     def to(self, path: str) -> list[dict]:
         with self.lock:
             return [d for d in self.deliveries if d["path"] == path]
+
+    def recover(self, path: str) -> None:
+        with self.lock:
+            self.recovered.add(path)
 
     def release(self, path: str) -> None:
         with self.lock:

@@ -8,7 +8,9 @@ import uuid
 import pytest
 from django.apps import apps
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
+from automations.models import AutomationRun
 from learn.models import Enrollment
 from lms.tenancy import OrgScopedModel
 from organizations.models import Membership
@@ -58,7 +60,17 @@ def world(org, other_org):
         "asset": their_asset,
         "activity": their_activity,
         "course": their_activity.course,
-        "automation": AutomationFactory(org=other_org),
+        "automation": (their_automation := AutomationFactory(org=other_org)),
+        "run": AutomationRun.all_orgs.create(
+            org=other_org,
+            automation=their_automation,
+            revision_id=their_automation.revision_id,
+            trigger=their_automation.trigger,
+            event_id=uuid.uuid4(),
+            occurred_at=timezone.now(),
+            due_at=timezone.now(),
+            status="failed",
+        ),
     }
 
 
@@ -135,6 +147,30 @@ CASES = {
             None,
         ),
     ],
+    "api/automations/<id:id>/rotate-secret": lambda w: [
+        (
+            "POST",
+            f"/api/automations/{w['automation'].id}/rotate-secret",
+            f"/api/automations/{MISSING}/rotate-secret",
+            None,
+        ),
+    ],
+    "api/automations/<id:id>/test": lambda w: [
+        (
+            "POST",
+            f"/api/automations/{w['automation'].id}/test",
+            f"/api/automations/{MISSING}/test",
+            None,
+        ),
+    ],
+    "api/automations/<id:id>/runs/<id:runId>/retry": lambda w: [
+        (
+            "POST",
+            f"/api/automations/{w['automation'].id}/runs/{w['run'].id}/retry",
+            f"/api/automations/{MISSING}/runs/{MISSING}/retry",
+            None,
+        ),
+    ],
 }
 # Ids carried in bodies rather than paths.
 BODY_CASES = [
@@ -163,7 +199,8 @@ MODELS = {
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
     "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
-    "automations.AutomationRun": "listed by its automation's id in the runs path",
+    "automations.AutomationRun": "listed by its automation's id in the runs path; by id "
+    "(under its automation's) in the retry path",
     "automations.AutomationRevision": "never by id; read through its automation's runs",
     "automations.AutomationRunAction": "never by id; read through its run",
     "bundles.Bundle": "listed only, filtered by the caller's organization",

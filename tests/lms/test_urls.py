@@ -31,6 +31,9 @@ PATHS = [
     "/api/automations",
     f"/api/automations/{ID}",
     f"/api/automations/{ID}/runs",
+    f"/api/automations/{ID}/rotate-secret",
+    f"/api/automations/{ID}/test",
+    f"/api/automations/{ID}/runs/{ID}/retry",
     "/api/automations/not-an-id",  # to the view, which answers 404 after authenticating
 ]
 MISSES = ["/api/automations/x/y", "/api/bundles/", "/api/learn/", "/api/nope", "/api", "/apix"]
@@ -68,7 +71,7 @@ def test_every_route_name_reverses_to_the_same_path():
     names = [route.name for section in SECTIONS for route in routes(*section)]
     assert len(names) == len(PATHS) - 1
     for name in names:
-        kwargs = {key: ID for key in ("downloadId", "assetId", "courseId", "id")}
+        kwargs = {key: ID for key in ("downloadId", "assetId", "courseId", "id", "runId")}
         kwargs["token"] = "inv_abc"
         for subset in _kwarg_subsets(kwargs):
             try:

@@ -42,7 +42,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.parameters import ParameterLocation
 
-from automations.registry import MAX_INPUT_BYTES, json_size
+from automations.registry import MAX_INPUT_BYTES, TRIGGERS, json_size
 from tests.proof import fuzz_stats
 
 SCHEMA_PATH = "/api/schema/?format=json"
@@ -207,6 +207,7 @@ def keep_automation_rules(case, manifest: dict[str, Any]) -> None:
     if case.method.upper() == "PATCH" and "actions" not in body:
         body.pop("trigger", None)
     courses = [course["id"] for course in manifest.get("org", {}).get("courses") or []]
+    keep_condition_rules(case, body, manifest)
     for action in body.get("actions") or []:
         data = action.get("input") if isinstance(action, dict) else None
         if not isinstance(data, dict):
@@ -232,6 +233,30 @@ def keep_automation_rules(case, manifest: dict[str, Any]) -> None:
             texts = [key for key, value in data.items() if isinstance(value, str)]
             longest = max(texts, key=lambda key: len(data[key]))
             data[longest] = data[longest][: len(data[longest]) // 2]
+
+
+def keep_condition_rules(case, body: dict, manifest: dict[str, Any]) -> None:
+    """Conditions (contract 8.7) name the organization's courses and activities, and only
+    those its trigger can use; a PATCH that leaves the stored trigger as it is (unknown
+    here) gets none."""
+    conditions = body.get("conditions")
+    if not isinstance(conditions, dict):
+        return
+    if case.method.upper() == "PATCH" and "trigger" not in body:
+        body["conditions"] = {}
+        return
+    trigger = TRIGGERS.get(body.get("trigger")) if isinstance(body.get("trigger"), str) else None
+    courses = manifest.get("org", {}).get("courses") or []
+    known = {
+        "courseIds": [course["id"] for course in courses],
+        "activityIds": [a for course in courses[:1] for a in course.get("published") or []],
+    }
+    for key in list(conditions):
+        ids = conditions[key]
+        if trigger is None or key not in trigger.conditions or not known.get(key):
+            del conditions[key]
+        elif isinstance(ids, list):
+            conditions[key] = [known[key][n % len(known[key])] for n in range(len(ids))]
 
 
 def run_case(run: str, case, manifest: dict[str, Any]) -> None:
