@@ -4,21 +4,25 @@ import re
 from datetime import timedelta
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
+from django.http import Http404, HttpResponseRedirect
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
 from automations.admin_forms import AutomationForm
 from automations.models import Automation, AutomationRun, AutomationRunAction
-from automations.services import save_automation
+from automations.services import retry_run, rotate_secret, save_automation, send_test
 from learn.admin import ReadOnlyMixin, json_block
 from learn.models import Course
 from lms.admin import OrgScopedAdmin, admin_org_ids
+from lms.errors import ApiError
 
 # What a run page shows of a receiver's answer (CONTRACT 8.8) and a list of an error.
 BODY_PREVIEW = 1024
@@ -108,6 +112,9 @@ class AutomationAdmin(OrgScopedAdmin):
     list_select_related = ["org"]
     search_fields = ["name", "description"]
 
+    class Media:
+        css = {"all": ["automations/admin/runs.css"]}  # the page's buttons
+
     def get_queryset(self, request):
         """With the last 7 days' succeeded and failed runs: counted in the list's query."""
         return (
@@ -133,6 +140,65 @@ class AutomationAdmin(OrgScopedAdmin):
     @admin.display(description="failed (7 days)", ordering="recent_failed")
     def failed_recently(self, obj: Automation):
         return self._recent_link(obj, AutomationRun.Status.FAILED, obj.recent_failed)
+
+    def get_urls(self):
+        """The buttons of an automation's page (CONTRACT 8.8): POST only, with the admin's
+        CSRF check; an automation the staff user may not see is a 404."""
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<path:object_id>/roll-secret/",
+                view(require_POST(self.roll_secret_view)),
+                name="automations_automation_roll_secret",
+            ),
+            path(
+                "<path:object_id>/send-test/",
+                view(require_POST(self.send_test_view)),
+                name="automations_automation_send_test",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _own_or_404(self, request, object_id) -> Automation:
+        automation = self.get_object(request, object_id)
+        if automation is None or not self.has_change_permission(request, automation):
+            raise Http404("No such automation.")
+        return automation
+
+    def _back_to(self, automation: Automation) -> HttpResponseRedirect:
+        return HttpResponseRedirect(
+            reverse("admin:automations_automation_change", args=[automation.pk])
+        )
+
+    def roll_secret_view(self, request, object_id):
+        """A new signing secret, shown this once; the previous one still signs deliveries
+        for LMS_WEBHOOK_SECRET_OVERLAP_SECONDS."""
+        automation = self._own_or_404(request, object_id)
+        secret = rotate_secret(org=automation.org, automation_id=automation.pk)
+        hours = settings.LMS_WEBHOOK_SECRET_OVERLAP_SECONDS / 3600
+        messages.warning(
+            request,
+            f"New signing secret of {automation.name} (shown only this once, copy it now; "
+            f"deliveries are signed with the previous one too for {hours:g} hours): {secret}",
+        )
+        return self._back_to(automation)
+
+    def send_test_view(self, request, object_id):
+        """A run for an example event of the trigger, marked test, handed to the worker; its
+        e-mails go to the staff user who asked."""
+        automation = self._own_or_404(request, object_id)
+        run = send_test(org=automation.org, automation_id=automation.pk, caller=request.user)
+        url = reverse("admin:automations_automationrun_change", args=[run.pk])
+        messages.success(
+            request,
+            format_html(
+                'A test {} event was sent to {}: <a href="{}">see its run</a>.',
+                automation.trigger,
+                automation.name,
+                url,
+            ),
+        )
+        return self._back_to(automation)
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         """The course picker offers the staff user's organizations' courses only."""
@@ -181,6 +247,7 @@ class AutomationAdmin(OrgScopedAdmin):
             description=obj.description,
             trigger=obj.trigger,
             actions=obj.actions,
+            conditions=obj.conditions,
             enabled=obj.enabled,
             instance=obj,
         )
@@ -196,8 +263,9 @@ class AutomationAdmin(OrgScopedAdmin):
 class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
     """What happened: each run with its event and every action's outcome, as a delivery log
     (``deliveries``: per action its status, attempts, the receiver's answer and the last
-    error, credentials in headers masked). Written by the worker alone; staff look
-    (``manage.py retry_automation_run`` starts a failed one again)."""
+    error, credentials in headers masked). Written by the worker alone; staff look, and
+    start a failed one again with its page's "Retry" button (as ``manage.py
+    retry_automation_run`` does)."""
 
     list_display = [
         "created_at",
@@ -250,8 +318,35 @@ class AutomationRunAdmin(ReadOnlyMixin, OrgScopedAdmin):
             )
         )
 
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/retry/",
+                self.admin_site.admin_view(require_POST(self.retry_view)),
+                name="automations_automationrun_retry",
+            ),
+            *super().get_urls(),
+        ]
+
+    def retry_view(self, request, object_id):
+        """Run a failed run again from its first action that did not succeed (CONTRACT
+        8.8); a run that is not failed is said so, and stays as it is."""
+        run = self.get_object(request, object_id)
+        if run is None or not self.has_view_permission(request, run):
+            raise Http404("No such run.")
+        try:
+            retry_run(org=run.org, automation_id=run.automation_id, run_id=run.pk)
+        except ApiError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "The run was started again.")
+        return HttpResponseRedirect(
+            reverse("admin:automations_automationrun_change", args=[run.pk])
+        )
+
     def render_change_form(self, request, context, *args, obj=None, **kwargs):
         if obj is not None:
+            context["can_retry"] = obj.status == AutomationRun.Status.FAILED
             learner = f" for {obj.learner_email}" if obj.learner_email else ""
             context["subtitle"] = f"{obj.automation_name}: {obj.trigger} run{learner}"
         return super().render_change_form(request, context, *args, obj=obj, **kwargs)

@@ -324,6 +324,17 @@ class ActionsField(forms.Field):
         return value
 
 
+class CourseConditionField(forms.MultipleChoiceField):
+    """``conditions.courseIds`` as a multi-select of courses (CONTRACT 8.7): none chosen is
+    every course. Other conditions the automation has (``activityIds``, set over the API)
+    are kept by the form."""
+
+    def prepare_value(self, value):
+        if isinstance(value, dict):
+            value = value.get("courseIds") or []
+        return [str(v).lower() for v in value] if isinstance(value, list) else []
+
+
 class AutomationForm(forms.ModelForm):
     """The trigger and the actions are offered from the registry and judged, like anything
     saved, by the model's validation alone, so each problem is reported once."""
@@ -334,9 +345,17 @@ class AutomationForm(forms.ModelForm):
         help_text="Run in this order when the trigger fires. Each action's fields follow its type.",
     )
 
+    conditions = CourseConditionField(
+        label="Courses",
+        required=False,
+        widget=forms.SelectMultiple(attrs={"size": 6}),
+        help_text="Run only for events of these courses (none chosen: every course). "
+        "For enrollment.created, activity.completed and course.completed.",
+    )
+
     class Meta:
         model = Automation
-        fields = ["org", "name", "description", "trigger", "actions", "enabled"]
+        fields = ["org", "name", "description", "trigger", "conditions", "actions", "enabled"]
         widgets = {"description": forms.Textarea(attrs={"rows": 2, "cols": 60})}
 
     course_choices: list[tuple[str, str]] = []
@@ -348,11 +367,22 @@ class AutomationForm(forms.ModelForm):
             (t.name, f"{t.name}: {t.description}") for t in registry.TRIGGERS.values()
         ]
         self.fields["actions"].widget.course_choices = self.course_choices
+        self.fields["conditions"].choices = self.course_choices
         # A new automation starts with one e-mail to the learner, to fill in.
         if not self.is_bound and self.instance._state.adding and not self.initial.get("actions"):
             self.initial["actions"] = [
                 {"type": "send_email", "input": {"to": "learner", "subject": "", "body": ""}}
             ]
+
+    def clean_conditions(self) -> dict:
+        """The chosen courses as ``courseIds``, beside the automation's other conditions;
+        the model judges them against the organization and the trigger."""
+        kept = self.instance.conditions if isinstance(self.instance.conditions, dict) else {}
+        conditions = {key: value for key, value in kept.items() if key != "courseIds"}
+        chosen = self.cleaned_data.get("conditions") or []
+        if chosen:
+            conditions["courseIds"] = list(chosen)
+        return conditions
 
     def clean_actions(self) -> list:
         actions = self.cleaned_data["actions"]

@@ -7,6 +7,10 @@ from lms.demo import DemoOrg
 
 def demo_automations(demo: DemoOrg) -> list[dict]:
     hooks = "https://hooks.example.com/lms"
+    courses = demo.manifest.get("courses") or []
+    # The course.completed automations are aimed at the demo course the learner is enrolled
+    # in (CONTRACT 8.7): a course staff add later completes without firing them.
+    aimed = {"courseIds": [courses[0]["id"]]} if courses else {}
     automations = [
         {
             "name": "Welcome new members",
@@ -36,6 +40,7 @@ def demo_automations(demo: DemoOrg) -> list[dict]:
             "name": "Report course completions",
             "description": "Congratulate the learner and tell the HR system.",
             "trigger": "course.completed",
+            "conditions": aimed,
             "actions": [
                 {
                     "type": "send_email",
@@ -60,13 +65,13 @@ def demo_automations(demo: DemoOrg) -> list[dict]:
             "enabled": False,
         },
     ]
-    courses = demo.manifest.get("courses") or []
     if courses:
         automations.append(
             {
                 "name": "Enroll in the follow-up course",
-                "description": "Whoever completes a course is enrolled in the next one.",
+                "description": "Whoever completes the first course is enrolled in the next one.",
                 "trigger": "course.completed",
+                "conditions": aimed,
                 "actions": [{"type": "enroll_in_course", "input": {"courseId": courses[-1]["id"]}}],
                 "enabled": True,
             }

@@ -209,3 +209,35 @@ def test_saving_a_tenant_owned_record_in_another_organization_is_refused(org, ot
         membership.save()
     membership.refresh_from_db()
     assert membership.org_id == org.id
+
+
+# --- the buttons of automations and runs (CONTRACT 8.8) -------------------------------------
+
+
+def test_staff_of_another_organization_get_404_from_an_automations_buttons(staff_owner, other_org):
+    from django.utils import timezone
+
+    from automations.models import Automation, AutomationRun
+    from tests.automations.factories import AutomationFactory
+
+    theirs = AutomationFactory(org=other_org)
+    secret = theirs.signing_secret
+    run = AutomationRun.all_orgs.create(
+        org=other_org,
+        automation=theirs,
+        revision_id=theirs.revision_id,
+        trigger=theirs.trigger,
+        event_id=theirs.id,
+        occurred_at=timezone.now(),
+        due_at=timezone.now(),
+        status="failed",
+    )
+    base = "/admin/automations"
+    for url in (
+        f"{base}/automation/{theirs.id}/roll-secret/",
+        f"{base}/automation/{theirs.id}/send-test/",
+        f"{base}/automationrun/{run.id}/retry/",
+    ):
+        assert staff_owner.post(url).status_code == 404, url
+    assert Automation.all_orgs.get(id=theirs.id).signing_secret == secret
+    assert AutomationRun.all_orgs.get().status == "failed"
