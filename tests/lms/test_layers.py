@@ -159,3 +159,37 @@ def test_no_module_of_the_project_imports_itself_back():
     modules = project_modules()
     assert "automations.runs" in modules and "automations.tasks" in modules
     assert cycles(import_graph(modules)) == []
+
+
+# Files that still import another app's admin, and why. automations/admin.py takes
+# ``ReadOnlyMixin`` and ``json_block`` from learn.admin, which re-exports them from lms.admin
+# until that file (changed in parallel) imports them from the core; the entry goes then.
+OTHER_ADMIN_ALLOWED = {"automations/admin.py": {"learn.admin"}}
+
+
+def test_no_app_imports_another_apps_admin():
+    """The admin helpers shared by the apps live in the core (``lms.admin``); an app's admin
+    module is its own, imported by no other app."""
+    found: dict[str, set[str]] = {}
+    for app in FEATURES:
+        for path in (ROOT / app).rglob("*.py"):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            modules = {
+                alias.name
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Import)
+                for alias in node.names
+            } | {
+                node.module
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+            }
+            admins = {
+                module
+                for module in modules
+                if module.split(".")[0] in FEATURES - {app}
+                and module.split(".")[1:2] in (["admin"], ["admin_forms"])
+            }
+            if admins:
+                found[str(path.relative_to(ROOT))] = admins
+    assert found == OTHER_ADMIN_ALLOWED
