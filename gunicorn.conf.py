@@ -25,12 +25,11 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-# One worker per usable CPU, one request thread each. A request here is mostly Python (about
-# a millisecond of it around a tenth of a millisecond of database work), so more requests in
-# flight than CPUs only queue for the interpreter lock and hand it to each other. On 2 CPUs
-# with 16 keep-alive connections, alternated (docs/performance.md): 2 x 1 answered 1.09 to
-# 1.64 times the requests of the former default, 5 workers x 4 threads, with a p99 2.1 to
-# 2.5 times lower; against 2 x 4, 2 x 2 and 5 x 1 it also had the lower p99. The price is
+# One worker per usable CPU, one request thread each. A request here is mostly Python (far
+# more of it than of database work), so more requests in flight than CPUs only queue for the
+# interpreter lock and hand it to each other. Measured alternated against more workers and
+# more threads a worker (docs/performance.md), one thread a worker answered more requests
+# with the lower p99. The price is
 # concurrency: a request that waits (a slow query, a client stalled mid-body) holds its
 # worker's only thread, so serve behind a buffering proxy (README) and raise LMS_THREADS
 # where requests wait on something slow.
@@ -55,9 +54,9 @@ loglevel = os.environ.get("LMS_LOG_LEVEL", "info").lower()
 wsgi_app = "lms.wsgi:application"
 # The application (Django, the project, its URLconf) is loaded once, in the master, and each
 # worker is forked from it. A worker that replaces another (one that crashed, timed out, or
-# was retired under LMS_MAX_REQUESTS) then answers at once, instead of spending a second of
-# CPU importing everything again while its siblings serve every connection: under load those
-# seconds were the slowest 1% of requests (docs/performance.md). LMS_PRELOAD=false loads the
+# was retired under LMS_MAX_REQUESTS) then answers at once, instead of spending CPU importing
+# everything again while its siblings serve every connection: under load that import was
+# where the slowest requests came from (docs/performance.md). LMS_PRELOAD=false loads the
 # application in each worker instead.
 preload_app = env_bool("LMS_PRELOAD", True)
 
@@ -160,9 +159,9 @@ def _freeze():
     heap, alive until it exits) out of the cyclic garbage collector's reach, as CPython's
     ``gc.freeze`` documentation advises before a fork. A full collection of a worker then
     walks what requests left, not the whole application: under load, collections of the
-    oldest generation had stopped all of a worker's threads for 83 to 90 ms each, the
-    slowest requests of a run; frozen, 2 to 13 ms. A forked worker also stops writing to the
-    pages it shares with the master (docs/performance.md)."""
+    oldest generation had stopped all of a worker's threads long enough to make the
+    slowest requests of a run; frozen, they are short. A forked worker also stops writing to
+    the pages it shares with the master (docs/performance.md)."""
     gc.collect()
     gc.freeze()
 

@@ -5,7 +5,10 @@ class AutomationsConfig(AppConfig):
     name = "automations"
 
     def ready(self) -> None:
-        from automations import schema  # noqa: F401  (registers the OpenAPI extension)
+        from automations import (
+            schema,  # noqa: F401  (registers the OpenAPI extension)
+            tasks,  # noqa: F401  (registers the runs' tasks: automations.queue)
+        )
         from automations.runs import record_runs
         from automations.selectors import oldest_pending_run_seconds
         from lms.events import receiver

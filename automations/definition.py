@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 
 from automations.registry import (
     CONDITIONS,
@@ -23,6 +24,7 @@ from automations.registry import (
     validate_automation,
     validate_conditions,
 )
+from learn.models import Course
 from lms.ids import parse_id
 
 
@@ -94,10 +96,9 @@ def trigger_room_problems(
     """Contract 8.9: at most ``LMS_AUTOMATIONS_PER_TRIGGER`` enabled automations of one
     organization have one trigger. What a create, or a change that enables an automation or
     moves it to another trigger, may not exceed; ``{field: [why]}`` when it would."""
-    from django.conf import settings
-
-    from automations.models import Automation
-
+    # The model by its label: automations.models validates with this module, so it cannot be
+    # imported here.
+    Automation = apps.get_model("automations", "Automation")
     limit = settings.LMS_AUTOMATIONS_PER_TRIGGER
     others = Automation.objects.for_org(org_id).filter(trigger=trigger, enabled=True)
     if exclude_id is not None:
@@ -113,8 +114,6 @@ def trigger_room_problems(
 
 
 def _foreign_courses(org_id: uuid.UUID, actions: list[dict]) -> Problems:
-    from learn.models import Course
-
     wanted = {
         index: str(action["input"]["courseId"]).lower()
         for index, action in enumerate(actions)

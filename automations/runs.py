@@ -2,7 +2,8 @@
 
 Recording happens inside the transaction of the event (``record_runs``, an ``lms.events``
 receiver): at most one run per automation and event, handed to the task worker only once
-that transaction commits. Executing happens in the worker (``automations.tasks``): a run is
+that transaction commits. Executing happens in the worker (``automations.tasks``, reached through
+``automations.queue``): a run is
 taken under a lease, its actions run in order, a failed action is tried again later with
 exponential backoff, and after its last attempt the run fails and the actions after it are
 skipped. A worker that dies mid-run leaves the run due again once its lease ends; the sweep
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -21,6 +22,8 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, Value
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
+from automations import queue
+from automations.actions import perform
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.registry import CONDITIONS, TRIGGERS
 from lms.events import Event
@@ -75,7 +78,7 @@ def record_runs(event: Event) -> None:
     ]
     AutomationRun.objects.bulk_create(runs, ignore_conflicts=True)
     run_ids = [str(run.id) for run in runs]
-    transaction.on_commit(lambda: hand_off(run_ids), robust=True)
+    transaction.on_commit(lambda: queue.start_runs(run_ids), robust=True)
 
 
 def revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
@@ -84,17 +87,6 @@ def revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
     automation = Automation.objects.filter(org_id=org_id).get(id=automation_id)
     automation.save(update_fields=["actions"])
     return automation.revision_id
-
-
-def hand_off(run_ids: list[str]) -> None:
-    """Give new runs to the worker: one task, whatever their number (it fans out)."""
-    from automations.tasks import start_runs
-
-    enqueue(start_runs, run_ids=run_ids)
-
-
-def enqueue(task, *, run_after: datetime | None = None, **kwargs) -> None:
-    task.using(queue_name=settings.LMS_TASKS_QUEUE, run_after=run_after).enqueue(**kwargs)
 
 
 def delay_before_attempt(attempt: int) -> float:
@@ -141,8 +133,6 @@ def _save_state(state: AutomationRunAction, *fields: str) -> None:
 def execute(run_id: uuid.UUID | str) -> None:
     """Run the actions of the run that are not done yet, in order (see the module). Each
     attempt writes its action's row and the run's lease, never the other actions."""
-    from automations.actions import perform
-
     run = claim(run_id)
     if run is None:
         return
@@ -177,9 +167,7 @@ def execute(run_id: uuid.UUID | str) -> None:
             )
             run.enqueued_at = timezone.now()
             run.save(update_fields=["due_at", "enqueued_at", "updated_at"])
-            from automations.tasks import execute_run
-
-            enqueue(execute_run, run_after=run.due_at, run_id=str(run.id))
+            queue.execute_run(str(run.id), run_after=run.due_at)
             return
         state.status, state.finished_at = ActionStatus.FAILED, timezone.now()
         _save_state(state, "status", "last_error", "response", "finished_at")
@@ -237,10 +225,8 @@ def sweep_runs() -> int:
         .filter(status__in=UNFINISHED, enqueued_at=now)
         .values_list("id", flat=True)
     )
-    from automations.tasks import execute_run
-
     for run_id in marked:
-        enqueue(execute_run, run_id=str(run_id))
+        queue.execute_run(str(run_id))
     return len(marked)
 
 
@@ -258,6 +244,4 @@ def retry_run(run: AutomationRun) -> None:
         run.due_at = run.enqueued_at = timezone.now()
         run.save(update_fields=["status", "finished_at", "due_at", "enqueued_at", "updated_at"])
         run_id = str(run.id)
-        from automations.tasks import execute_run
-
-        transaction.on_commit(lambda: enqueue(execute_run, run_id=run_id))
+        transaction.on_commit(lambda: queue.execute_run(run_id))

@@ -9,8 +9,12 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from automations import queue
 from automations.definition import Definition, check_definition
 from automations.models import Automation, AutomationRun, new_signing_secret
+from automations.runs import retry_run as start_again
+from automations.runs import revision_of
+from learn.models import Activity, Course
 from lms.errors import Conflict, validation_error
 from lms.ids import uuid7
 from lms.tenancy import get_or_404
@@ -174,8 +178,6 @@ def example_event_data(*, org: Organization, automation: Automation, caller) -> 
     send: the caller as the member, and the course and activity the automation is aimed at
     (else the organization's first, else an example id), so that its e-mails read as real
     ones would."""
-    from learn.models import Activity, Course
-
     conditions = automation.conditions or {}
     example_id = str(uuid.UUID(int=0x01900000_0000_7000_8000_000000000000))
     course_id = (conditions.get("courseIds") or [None])[0]
@@ -216,8 +218,6 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
     organization, if any, is the one to pass): the example event's member, to whose
     address its e-mails go. Its enrolments are skipped. Unknown or foreign automation:
     NotFound."""
-    from automations.runs import hand_off, revision_of
-
     automation = get_or_404(Automation.objects.for_org(org), id=automation_id)
     now = timezone.now()
     run = AutomationRun(
@@ -235,7 +235,7 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
     )
     run.save(force_insert=True)
     run_ids = [str(run.id)]
-    transaction.on_commit(lambda: hand_off(run_ids), robust=True)
+    transaction.on_commit(lambda: queue.start_runs(run_ids), robust=True)
     return run
 
 
@@ -244,8 +244,6 @@ def retry_run(*, org: Organization, automation_id: uuid.UUID, run_id: uuid.UUID)
     (contract 8.8; ``automations.runs.retry_run``), the webhooks keeping their
     ``webhook-id``. Unknown or foreign automation or run: NotFound; a run that is not
     failed: Conflict. The run row is locked, so that two retries at once start it once."""
-    from automations.runs import retry_run as start_again
-
     with transaction.atomic():
         automation = get_or_404(Automation.objects.for_org(org).only("id"), id=automation_id)
         run = get_or_404(

@@ -43,10 +43,10 @@ def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
 # hold at most ``SMALL_ORGANIZATION`` bundles; any other is planned for its own values on
 # every request. A generic plan is made for an average organization and term: in a table
 # where most organizations are small it reads an organization's bundles by the
-# organization's index and sorts them, which for a million-row organization's page of 100
-# took 0.58 s where its own plan reads 100 index entries (docs/performance.md, "Eighth
-# round"). Run for at most a thousand bundles, the worst generic plan measured took about
-# 1.4 ms; preparing spared a small organization's read 110 to 260 µs of the database's CPU.
+# organization's index and sorts them, which for a very large organization's page takes
+# orders of magnitude longer than its own plan reading one index entry a row. Run for at most
+# ``SMALL_ORGANIZATION`` bundles, the worst generic plan stays cheap, and preparing spares a
+# small organization's read its planning (figures: docs/performance.md).
 SMALL_ORGANIZATION = 1_000
 
 

@@ -409,7 +409,7 @@ def _delete_link(link: Link) -> None:
 
 def _shift(download: Download, *, first: int, top: int, now: datetime) -> None:
     """The two statements of ``_close_gap``, written out: they never change shape, and the
-    ORM compiled the same two UPDATEs again on every unlink (about 1 M instructions each).
+    ORM compiled the same two UPDATEs again on every unlink (docs/performance.md).
     Like every query of tenant rows they name the organization (the download's)."""
     db = router.db_for_write(DownloadAsset)
     connection = connections[db]

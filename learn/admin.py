@@ -6,13 +6,10 @@ bad rule is a form error, never a broken API."""
 
 from __future__ import annotations
 
-import json
-
 import nested_admin
 from django import forms
 from django.contrib import admin
 from django.db.models import Count
-from django.utils.html import format_html
 from nested_admin.formsets import NestedInlineFormSet
 
 from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
@@ -26,7 +23,7 @@ from learn.models import (
     ProgressReport,
 )
 from learn.services import enroll
-from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin
+from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin, ReadOnlyMixin, json_block
 
 
 class OrderedInlineFormSet(NestedInlineFormSet):
@@ -243,30 +240,6 @@ class EnrollmentAdmin(OrgScopedAdmin):
         saved = enroll(membership=obj.membership, course=obj.course)
         obj.pk, obj.org_id, obj.created_at = saved.pk, saved.org_id, saved.created_at
         obj._state.adding = False
-
-
-def pretty_json(value) -> str:
-    """``value`` as indented JSON for people to read, whatever its depth; text stays text."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def json_block(value):
-    return format_html('<pre class="lms-json">{}</pre>', pretty_json(value))
-
-
-class ReadOnlyMixin:
-    """Progress is written by the API alone; staff may look, never touch."""
-
-    def has_add_permission(self, request, *args):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class ReportPayloadMixin:

@@ -1,5 +1,9 @@
 """Admin tenancy: a staff user who is not a superuser sees and edits only the records of the
-organizations where they are an owner or admin, and is offered only those in every choice."""
+organizations where they are an owner or admin, and is offered only those in every choice.
+The generic pieces every app's admin builds on live here too (``json_block``,
+``ReadOnlyMixin``): no app imports another app's admin."""
+
+import json
 
 from django.apps import apps
 from django.conf import settings
@@ -7,6 +11,7 @@ from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.admin.widgets import RelatedFieldWidgetWrapper
+from django.utils.html import format_html
 from django.utils.module_loading import import_string
 
 from lms.ids import parse_id
@@ -192,3 +197,29 @@ class OrgNamedAutocompleteView(AutocompleteJsonView):
         if self.request.user.is_superuser and isinstance(obj, OrgScopedModel):
             result["text"] = _with_org(obj)
         return result
+
+
+def pretty_json(value) -> str:
+    """``value`` as indented JSON for people to read, whatever its depth; text stays text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def json_block(value):
+    """A JSON value of a row, shown whole in a change page or a list (``pre.lms-json``)."""
+    return format_html('<pre class="lms-json">{}</pre>', pretty_json(value))
+
+
+class ReadOnlyMixin:
+    """For rows the API alone writes (progress, automation runs): staff may look, never
+    touch."""
+
+    def has_add_permission(self, request, *args):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

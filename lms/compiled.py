@@ -1,7 +1,7 @@
 """Reads whose SQL the ORM writes once per process, not once per request.
 
-Building a queryset and compiling it to SQL costs about a million instructions a query,
-more than the database spends answering the small reads of the API. A ``Compiled`` read is
+Building a queryset and compiling it to SQL costs more than the database spends answering
+the small reads of the API (figures: docs/performance.md). A ``Compiled`` read is
 a function from parameters to a queryset; the ORM compiles it the first time a *shape* is
 used, and every later call only binds the new values into the SQL it kept, on the database
 the router chooses for that call (a read replica's, ``lms.replica``)::
@@ -28,8 +28,8 @@ the router chooses for that call (a read replica's, ``lms.replica``)::
 - ``prepare=True`` also spares PostgreSQL its planning: the statement is sent with its
   parameters bound on the server and prepared on each connection the first time, and after
   five executions PostgreSQL keeps a generic plan when it costs no more than the custom
-  ones (``plan_cache_mode``). Planning was most of a small read's database time (the course's
-  activities: about 0.55 of 0.85 ms a statement, docs/performance.md). Only for reads whose
+  ones (``plan_cache_mode``). Planning was most of a small read's database time (figures:
+  docs/performance.md). Only for reads whose
   plan does not depend on the values, lookups by id: a generic plan cannot know how
   selective a search term is (the bundle list prepares only for organizations known to be
   small, ``bundles.selectors``). Off where the connection has prepared statements off

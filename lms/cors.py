@@ -31,7 +31,7 @@ class CorsMiddleware(cors.CorsMiddleware):
     default), or outside the API, it passes the request on; a request without ``Origin`` (no
     browser on another origin sent it) only gets ``Vary: origin``, which the library would
     add through ``patch_vary_headers`` after reading its settings and matching the path
-    again (about four times the cost)."""
+    again (several times the cost)."""
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if not settings.CORS_ALLOWED_ORIGINS or not request.path_info.startswith(_API_PREFIX):

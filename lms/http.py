@@ -2,8 +2,8 @@
 
 Hot paths read a request header from ``request.META`` (``HTTP_`` and the name in capitals,
 ``-`` as ``_``), not from ``request.headers``: the first read of ``request.headers`` turns
-every ``HTTP_*`` key of the request into a header name, 40 to 80 k instructions of a read
-that needs one header.
+every ``HTTP_*`` key of the request into a header name, a cost out of proportion for a read
+that needs one header (docs/performance.md).
 """
 
 from __future__ import annotations

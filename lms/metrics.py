@@ -38,7 +38,8 @@ REQUESTS = Counter(
     ["route", "method", "status"],
     registry=_registry,
 )
-# Most requests take 1 to 10 ms: the buckets are finer there than prometheus-client's.
+# Most requests take a few milliseconds (docs/performance.md): the buckets are finer there
+# than prometheus-client's.
 REQUEST_DURATION = Histogram(
     "lms_request_duration_seconds",
     "Time from the request's arrival in the application to its response, by route.",

@@ -68,7 +68,7 @@ class RequestIdMiddleware:
 def _log_access(request: HttpRequest, response: HttpResponse, started: float) -> None:
     """The request's access line. The record is made and handed to the logger's handlers
     as ``Logger.info`` would, less its search of the stack for the caller (which no line
-    shows): a quarter of the log call's cost."""
+    shows): a large share of the log call's cost."""
     # Whatever answered (a view, a middleware, Django itself), the path is redacted.
     path = redact(request.path)
     method, status = request.method, response.status_code

@@ -2,7 +2,7 @@
 
 DRF's negotiation reads ``request.headers`` (every ``HTTP_*`` key of the request turned
 into a header name) and parses each Accept token into a media type with its parameters, on
-every request: about 180 k instructions, a tenth of a small read, to find the same answer
+every request: a noticeable share of a small read (docs/performance.md), to find the same answer
 for the same header. The answer depends only on the Accept header, the renderers offered
 and a format override, so each process remembers it per (Accept header, renderer classes)
 for requests without a format override. The memory is bounded: past ``CACHE_SIZE`` distinct

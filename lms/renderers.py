@@ -40,9 +40,10 @@ def rendered(request, data, status: int = 200) -> HttpResponse:
     ``Response.rendered_content`` calls it) and a plain ``HttpResponse`` carries it.
 
     DRF's ``Response`` is a template response: the handler renders it after the view, its
-    content is set twice and its charset looked up in the settings each time, about 100 k
-    instructions of a small read. The views that answer a body use this instead; what DRF
-    adds in ``finalize_response`` (``Allow``, ``Vary``) it adds to any response."""
+    content is set twice and its charset looked up in the settings each time, a noticeable
+    share of a small read (docs/performance.md). The views that answer a body use this
+    instead; what DRF adds in ``finalize_response`` (``Allow``, ``Vary``) it adds to any
+    response."""
     renderer = request.accepted_renderer
     content_type = renderer.media_type
     if renderer.charset is not None:

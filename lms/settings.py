@@ -105,8 +105,9 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     # Each server thread keeps its connection between requests (LMS_CONN_MAX_AGE seconds)
     # and checks it only after an error: a connection the database cut costs that thread
     # one 503, as a pooled one did. The pool (LMS_DB_POOL) handed a connection back and took
-    # it again on every request, 7% of a small read; health checks (LMS_CONN_HEALTH_CHECKS)
-    # send a SELECT 1 before each request's first query. docs/performance.md measures both.
+    # it again on every request, a measurable share of a small read; health checks
+    # (LMS_CONN_HEALTH_CHECKS) send a SELECT 1 before each request's first query.
+    # docs/performance.md measures both.
     if env_bool("LMS_DB_POOL", False):
         _db["CONN_MAX_AGE"] = 0
         _db["OPTIONS"] = {

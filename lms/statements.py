@@ -2,7 +2,8 @@
 ORM on every call.
 
 ``Model.save``, ``bulk_create`` and a queryset's ``delete`` build and compile their
-statement on every call (about a million instructions each for a small row), and run each
+statement on every call (more than the database spends on a small row; docs/performance.md),
+and run each
 field's ``pre_save``. On the hot write paths (a download's link and unlink, a progress
 report) the statement is always the same, so it is written here from the model's own
 fields: table and column names quoted by the connection, and every value converted by its

@@ -7,10 +7,11 @@ selectors through ``.for_org(org)`` or a filter on ``org``, and a record's relat
 (``membership.tokens``) are of its organization. Reading across organizations is written
 out as ``Model.all_orgs``: superusers' admin pages, commands, the token and invite lookups
 (how a request finds its organization) and Django's own machinery (it is the default
-manager). Every admin of a tenant-owned model inherits ``lms.admin.OrgScopedAdmin``, which
-narrows a staff member's pages to their organizations. The organization always comes from
-the caller's token (API) or the staff user's memberships (admin), never from the URL or the
-body, and a record's organization is fixed once created.
+manager: docs/architecture.md says which machinery, none of it on the API path). Every
+admin of a tenant-owned model inherits ``lms.admin.OrgScopedAdmin``, which narrows a staff
+member's pages to their organizations. The organization always comes from the caller's
+token (API) or the staff user's memberships (admin), never from the URL or the body, and a
+record's organization is fixed once created.
 """
 
 from __future__ import annotations

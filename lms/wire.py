@@ -2,8 +2,8 @@
 
 A list that answers rows as they are read (``values_list``, ``lms.compiled``) would
 otherwise have psycopg parse each UUID and each timestamp into a Python object, only for
-the row builder to turn it back into text: for a page of 20 bundles, 80 values and most of
-the request's instructions (docs/performance.md). Read through these expressions, the
+the row builder to turn it back into text: for a page of bundles, most of the request's
+instructions (docs/performance.md). Read through these expressions, the
 database writes the text in the select list and the driver hands over a ``str``:
 
 - ``WireId``: a UUID in its hyphenated lower-case form, as ``str(uuid)`` and DRF's

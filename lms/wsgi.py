@@ -24,8 +24,8 @@ def _skip_closing_caches_that_close_nothing() -> None:
     """Django closes every cache it has opened after each request (``close_caches`` on
     ``request_finished``). With every configured backend's ``close`` the no-op of
     ``BaseCache`` (local memory, the database and Redis: Django's Redis client keeps its
-    pool), that costs a walk over the caches of the thread and nothing else: 59 k
-    instructions a request. A backend with a ``close`` of its own (memcached) keeps it."""
+    pool), that costs a walk over the caches of the thread on every request and does nothing
+    else. A backend with a ``close`` of its own (memcached) keeps it."""
     backends = [import_string(cache["BACKEND"]) for cache in settings.CACHES.values()]
     if all(backend.close is BaseCache.close for backend in backends):
         request_finished.disconnect(close_caches)
