@@ -19,9 +19,8 @@ from django.views.decorators.http import require_POST
 from automations.admin_forms import AutomationForm
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.services import retry_run, rotate_secret, save_automation, send_test
-from learn.admin import ReadOnlyMixin, json_block
 from learn.models import Course
-from lms.admin import OrgScopedAdmin, admin_org_ids
+from lms.admin import OrgScopedAdmin, ReadOnlyMixin, admin_org_ids, json_block
 from lms.errors import ApiError
 
 # What a run page shows of a receiver's answer (CONTRACT 8.8) and a list of an error.

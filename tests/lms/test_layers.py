@@ -161,12 +161,6 @@ def test_no_module_of_the_project_imports_itself_back():
     assert cycles(import_graph(modules)) == []
 
 
-# Files that still import another app's admin, and why. automations/admin.py takes
-# ``ReadOnlyMixin`` and ``json_block`` from learn.admin, which re-exports them from lms.admin
-# until that file (changed in parallel) imports them from the core; the entry goes then.
-OTHER_ADMIN_ALLOWED = {"automations/admin.py": {"learn.admin"}}
-
-
 def test_no_app_imports_another_apps_admin():
     """The admin helpers shared by the apps live in the core (``lms.admin``); an app's admin
     module is its own, imported by no other app."""
@@ -192,4 +186,4 @@ def test_no_app_imports_another_apps_admin():
             }
             if admins:
                 found[str(path.relative_to(ROOT))] = admins
-    assert found == OTHER_ADMIN_ALLOWED
+    assert found == {}
