@@ -96,11 +96,7 @@ class Automation(OrgScopedModel):
     @classmethod
     def from_db(cls, db, field_names, values):
         instance = super().from_db(db, field_names, values)
-        # The values as stored (those read): what a save must write, and whether a change
-        # takes a place among its trigger's enabled automations.
-        instance._stored = {name: instance.__dict__.get(name, DEFERRED) for name in EDITABLE}
-        if "actions" in field_names:
-            instance._remember_actions()
+        instance._remember_stored(EDITABLE)
         return instance
 
     def changed_fields(self) -> list[str]:
@@ -111,8 +107,16 @@ class Automation(OrgScopedModel):
             return list(EDITABLE)
         return [name for name in EDITABLE if getattr(self, name) != stored[name]]
 
-    def mark_stored(self) -> None:
-        self._stored = {name: getattr(self, name) for name in EDITABLE}
+    def _remember_stored(self, names) -> None:
+        """The values as stored (read, or written by a save; a field not read is DEFERRED):
+        what a save must write, whether a change takes a place among its trigger's enabled
+        automations, and whether the actions still are those of ``revision``. Deep copies
+        of the lists and dicts only (their strings are shared): cheap, and safe from edits
+        in place."""
+        stored = getattr(self, "_stored", None) or {}
+        for name in names:
+            stored[name] = copy.deepcopy(self.__dict__.get(name, DEFERRED))
+        self._stored = stored
 
     def room_field(self) -> str | None:
         """The field that takes this automation into its trigger's enabled ones (contract
@@ -170,30 +174,25 @@ class Automation(OrgScopedModel):
         if errors:
             raise ValidationError(errors)
 
-    def _remember_actions(self) -> None:
-        # The actions of ``revision``, to tell whether a save changes them. A deep copy of
-        # the lists and dicts only (their strings are shared): cheap, and safe from edits
-        # in place.
-        self._revision_actions = copy.deepcopy(self.actions)
-
     def save(self, *args, **kwargs) -> None:
         """Saves the automation and, when its actions changed, the revision of the new ones
         (in one transaction: the revision row may come first, as foreign keys are checked
         at the commit). Actions as loaded keep their revision without a query."""
         update_fields = kwargs.get("update_fields")
-        unchanged = self.revision_id is not None and self.actions == getattr(
-            self, "_revision_actions", object()
-        )
+        stored = getattr(self, "_stored", None) or {}
+        unchanged = self.revision_id is not None and self.actions == stored.get("actions")
         if unchanged or (update_fields is not None and "actions" not in update_fields):
             super().save(*args, **kwargs)
-            return
-        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
-        with transaction.atomic(using=using, savepoint=False):
-            self.revision_id = AutomationRevision.of(self, using=using)
-            if update_fields is not None:
-                kwargs["update_fields"] = {*update_fields, "revision"}
-            super().save(*args, **kwargs)
-        self._remember_actions()
+        else:
+            using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
+            with transaction.atomic(using=using, savepoint=False):
+                self.revision_id = AutomationRevision.of(self, using=using)
+                if update_fields is not None:
+                    kwargs["update_fields"] = {*update_fields, "revision"}
+                super().save(*args, **kwargs)
+        self._remember_stored(
+            EDITABLE if update_fields is None else set(update_fields) & set(EDITABLE)
+        )
 
 
 class AutomationRevision(OrgScopedModel):

@@ -112,7 +112,6 @@ def save_automation(
         if _is_name_clash(exc):
             raise _name_taken() from None
         raise
-    automation.mark_stored()
     return automation
 
 
