@@ -8,6 +8,7 @@ import hashlib
 import json
 import secrets
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, router, transaction
 from django.db.models import Q
@@ -81,8 +82,6 @@ class Automation(OrgScopedModel):
     def signing_secrets(self, now) -> list[str]:
         """The secrets a delivery at ``now`` is signed with: the current one, then the one
         before it while the overlap after a rotation lasts."""
-        from django.conf import settings
-
         rotated = self.secret_rotated_at
         overlap = settings.LMS_WEBHOOK_SECRET_OVERLAP_SECONDS
         if (
