@@ -62,7 +62,7 @@ preload_app = env_bool("LMS_PRELOAD", True)
 
 
 # With LMS_METRICS_TOKEN, every worker keeps its metrics in files under one folder that a
-# scrape sums (lms/metrics.py); exported before the application is loaded.
+# scrape sums (lms/ops/metrics.py); exported before the application is loaded.
 metrics_folder = metrics_dir() if os.environ.get("LMS_METRICS_TOKEN") else None
 
 

@@ -12,8 +12,8 @@ class AutomationsConfig(AppConfig):
         from automations.runs import record_runs
         from automations.selectors import oldest_pending_run_seconds
         from lms.events import receiver
-        from lms.logs import register_redaction
-        from lms.metrics import gauge_at_scrape
+        from lms.ops.logs import register_redaction
+        from lms.ops.metrics import gauge_at_scrape
 
         receiver(record_runs)
         # A signing secret is shown to its caller once and never written whole to a log.

@@ -26,9 +26,9 @@ from automations import queue
 from automations.actions import perform
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.registry import CONDITIONS, TRIGGERS
+from lms.db.jsonsql import ListAllows
 from lms.events import Event
-from lms.jsonsql import ListAllows
-from lms.metrics import count_automation_run
+from lms.ops.metrics import count_automation_run
 
 logger = logging.getLogger(__name__)
 Status = AutomationRun.Status

@@ -8,8 +8,8 @@ from django.db.models import Min
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
-from lms.compiled import Compiled
-from lms.wire import wire_columns
+from lms.db.compiled import Compiled
+from lms.db.wire import wire_columns
 
 # What an automation's wire shape reads, by attribute name (AutomationSerializer's sources).
 AUTOMATION_COLUMNS = (
@@ -34,7 +34,7 @@ _AUTOMATION = Compiled(
 
 def automation_fields(*, org_id: uuid.UUID, automation_id: object) -> dict:
     """The organization's automation as ``{attribute: value}``, its ids and timestamps as
-    wire text (``lms.wire``; one query, its SQL compiled once per process). Malformed,
+    wire text (``lms.db.wire``; one query, its SQL compiled once per process). Malformed,
     unknown or foreign ids: NotFound."""
     row = _AUTOMATION.one_or_404(Automation, org_id=org_id, id=automation_id)
     return dict(zip(AUTOMATION_COLUMNS, row, strict=True))

@@ -69,7 +69,7 @@ class AutomationSerializer(serializers.Serializer):
 def automation_row(fields: dict) -> dict:
     """What ``AutomationSerializer`` answers for an automation, from its
     ``AUTOMATION_COLUMNS`` values by attribute name, the ids and timestamps read as wire
-    text (``lms.wire``): the read skips the serializer's ten fields."""
+    text (``lms.db.wire``): the read skips the serializer's ten fields."""
     return {
         "orgId": fields["org_id"],
         "id": fields["id"],

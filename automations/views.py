@@ -16,8 +16,8 @@ from automations.serializers import (
     automation_row,
 )
 from lms.pagination import EnvelopePagination
-from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin, get_or_404
+from lms.web.renderers import rendered
 from organizations.permissions import IsOrgAdmin
 
 

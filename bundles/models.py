@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Func, Value
 from django.db.models.functions import Lower
 
-from lms.compiled import Compiled
+from lms.db.compiled import Compiled
 from lms.models import StampField
 from lms.tenancy import (
     AllOrgsManager,

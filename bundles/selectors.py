@@ -1,7 +1,7 @@
 """The bundle list's reads (contract 4.5).
 
 Page 1 is what nearly every request asks for, so its reads are compiled once per process
-per shape (``lms.compiled``: the sort and the page size; the organization and the search
+per shape (``lms.db.compiled``: the sort and the page size; the organization and the search
 term are bound as values), and prepared on PostgreSQL for the organizations known to be
 small (``SMALL_ORGANIZATION``). Deeper pages read through the ORM and ``lms.pagination``'s
 machinery for a million rows.
@@ -17,20 +17,20 @@ from django.db.models import BigIntegerField, Func, QuerySet, Subquery
 from bundles.filters import SortKey, order_by_expressions
 from bundles.models import Bundle, BundleTally
 from bundles.serializers import LISTED_COLUMNS
-from lms.compiled import Compiled
+from lms.db.compiled import Compiled
+from lms.db.wire import wire_columns
 from lms.pagination import window
-from lms.wire import wire_columns
 
 Sort = tuple[SortKey, ...]
 
-# The listed columns with ids and timestamps as wire text (``lms.wire``), chosen once: a
+# The listed columns with ids and timestamps as wire text (``lms.db.wire``), chosen once: a
 # query resolves copies of these expressions, so every list shares them.
 _LISTED = tuple(wire_columns(Bundle, LISTED_COLUMNS))
 
 
 def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
     """The organization's bundles as the list reads them (``LISTED_COLUMNS``, ids and
-    timestamps as wire text: ``lms.wire``), those whose name contains ``search`` when one is
+    timestamps as wire text: ``lms.db.wire``), those whose name contains ``search`` when one is
     given, totally ordered by ``sort`` then the id."""
     bundles = Bundle.objects.for_org(org_id)
     if search:
@@ -38,7 +38,7 @@ def listed(org_id: uuid.UUID, sort: Sort, search: str | None) -> QuerySet:
     return bundles.order_by(*order_by_expressions(list(sort))).values_list(*_LISTED)
 
 
-# Page 1 is prepared (``lms.compiled``'s ``prepare=True``: PostgreSQL plans it once per
+# Page 1 is prepared (``lms.db.compiled``'s ``prepare=True``: PostgreSQL plans it once per
 # connection, then keeps a generic plan) only for an organization this process has seen to
 # hold at most ``SMALL_ORGANIZATION`` bundles; any other is planned for its own values on
 # every request. A generic plan is made for an average organization and term: in a table

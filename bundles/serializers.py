@@ -14,7 +14,7 @@ class BundleSerializer(OrgScopedSerializer):
 
 def bundle_row(row: tuple) -> dict:
     """What ``BundleSerializer`` answers for a bundle, from its ``LISTED_COLUMNS`` values read
-    with ids and timestamps as wire text (``lms.wire``): the list reads tuples
+    with ids and timestamps as wire text (``lms.db.wire``): the list reads tuples
     (``values_list``) and skips building a model and a serializer per row."""
     org_id, id_, name, created_at, updated_at = row
     return {

@@ -10,8 +10,8 @@ from bundles.models import Bundle, BundleTally
 from bundles.selectors import first_page, listed, matches
 from bundles.serializers import BundleSerializer, bundle_row
 from lms.pagination import EnvelopePagination, Page, envelope, page_rows, read_page
-from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin
+from lms.web.renderers import rendered
 
 
 class BundleListView(OrgScopedViewMixin, generics.ListAPIView):

@@ -11,8 +11,8 @@ left, and answers 409 ``conflict`` (never a 500) only if the database keeps refu
 The API's link and unlink run on every request with statements that never change shape, so
 none of them is built and compiled by the ORM each time (docs/performance.md, "The link and
 unlink writes"): the reads (``_lock_download``, ``_current_links``, ``_asset_name``) are
-``lms.compiled`` reads, compiled once per process; the writes (``_insert_link`` and
-``_delete_link`` through ``lms.statements``, ``_shift``) are written out in SQL. Each names
+``lms.db.compiled`` reads, compiled once per process; the writes (``_insert_link`` and
+``_delete_link`` through ``lms.db.statements``, ``_shift``) are written out in SQL. Each names
 the organization, as every query of tenant rows does, and takes its columns, values and
 conversions from the model's fields, so it runs on PostgreSQL and SQLite alike. The admin's
 arrange and replace path stays on the ORM.
@@ -32,8 +32,8 @@ from django.db.models import F, UniqueConstraint
 from django.utils import timezone
 
 from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
-from lms import statements
-from lms.compiled import Compiled
+from lms.db import statements
+from lms.db.compiled import Compiled
 from lms.errors import Conflict, NotFound, validation_error
 from lms.ids import parse_id, uuid7
 
@@ -310,7 +310,7 @@ def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
 
 
 # The API's reads of link, unlink and the list of links, their SQL compiled once per process
-# (lms.compiled).
+# (lms.db.compiled).
 _DOWNLOAD_LOCK = Compiled(
     lambda org_id, id: (
         Download.objects.for_org(org_id).select_for_update().filter(id=id).values_list("id")
@@ -388,14 +388,14 @@ def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
     return _ASSET_NAME.one_or_404(Asset, org_id=download.org_id, id=asset_id)[0]
 
 
-# Checked at import: every other column of a link has a default (``lms.statements``).
+# Checked at import: every other column of a link has a default (``lms.db.statements``).
 _INSERT_LINK = statements.Insert(DownloadAsset, LINK_COLUMNS)
 
 
 def _insert_link(link: Link) -> None:
     """``INSERT`` of a new link with ``LINK_COLUMNS`` given (the id a UUIDv7 and both
     timestamps the same moment, as the model's defaults would make them) and any other
-    column its default, written out (``lms.statements``): Django's ``create`` builds a
+    column its default, written out (``lms.db.statements``): Django's ``create`` builds a
     model, runs each field's ``pre_save`` and compiles the statement on every new link."""
     _INSERT_LINK([link])
 

@@ -10,8 +10,8 @@ from rest_framework.views import APIView
 from downloads import services
 from downloads.models import Download
 from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer, link_row
-from lms.renderers import rendered
 from lms.tenancy import OrgScopedViewMixin
+from lms.web.renderers import rendered
 from organizations.permissions import IsMember, IsStaffRole
 
 LINKS = DownloadAssetSerializer(many=True)

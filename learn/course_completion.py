@@ -12,7 +12,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from learn.events import emit_course_event
 from learn.models import CourseCompletion, Enrollment, Progress
 from learn.selectors import listed_activities, stored_completion
-from lms.compiled import Compiled
+from lms.db.compiled import Compiled
 from organizations.models import Membership, Organization
 
 # The learner's enrollment in the course, locked; SQL compiled once per process, as the counts.

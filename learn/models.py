@@ -14,8 +14,8 @@ from django.db import models
 from django.db.models import Q
 
 from learn import completion
-from lms.parsers import nested_too_deep
 from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
+from lms.web.parsers import nested_too_deep
 
 MEMBERSHIP = "organizations.Membership"
 

@@ -13,10 +13,10 @@ from learn import completion
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment, Module
-from lms.compiled import Compiled
+from lms.db.compiled import Compiled
+from lms.db.wire import WireId, WireTime, wire_columns
 from lms.pagination import Page, page_rows
 from lms.tenancy import get_or_404, ids_or_404
-from lms.wire import WireId, WireTime, wire_columns
 from organizations.models import Membership, Organization
 
 
@@ -100,7 +100,7 @@ def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activ
 
 
 # What an activity's wire shape reads, by attribute name (ActivitySerializer's sources); the
-# listing reads the ids and timestamps as wire text (lms.wire).
+# listing reads the ids and timestamps as wire text (lms.db.wire).
 ACTIVITY_COLUMNS = (
     "org_id",
     "id",
@@ -112,7 +112,7 @@ ACTIVITY_COLUMNS = (
     "created_at",
     "updated_at",
 )
-# The listing's reads, their SQL compiled once per process (lms.compiled). The activities
+# The listing's reads, their SQL compiled once per process (lms.db.compiled). The activities
 # come with ``enrolled`` (an uncorrelated EXISTS the database evaluates once) and only when
 # the course is published, so a course with a listed activity answers in one query; the
 # access check is read on its own only when no activity is listed.

@@ -223,7 +223,7 @@ class ActivitySerializer(OrgScopedSerializer):
 
 def activity_row(fields: dict) -> dict:
     """What ``ActivitySerializer`` answers for an activity, from its ``ACTIVITY_COLUMNS``
-    values by attribute name, the ids and timestamps read as wire text (``lms.wire``): the
+    values by attribute name, the ids and timestamps read as wire text (``lms.db.wire``): the
     listing skips building a serializer per activity."""
     return {
         "orgId": fields["org_id"],

@@ -13,8 +13,8 @@ from learn.errors import NotEnrolled
 from learn.events import emit_course_event
 from learn.models import Course, Enrollment, Progress, ProgressReport
 from learn.selectors import progress_target
-from lms import statements
-from lms.compiled import Compiled
+from lms.db import statements
+from lms.db.compiled import Compiled
 from lms.ids import uuid7
 from organizations.models import Membership, Organization
 
@@ -44,7 +44,7 @@ def record_progress(
 def _record(org, membership, activity, reports, request_id) -> completion.Outcome:
     now = timezone.now()
     row = _locked_progress(org=org, membership=membership, activity=activity, now=now)
-    # Written out (lms.statements): the ORM built and compiled both statements per report.
+    # Written out (lms.db.statements): the ORM built and compiled both statements per report.
     _INSERT_REPORTS(
         (
             # A label for the admin; the payload keeps the type exactly as sent.
@@ -125,7 +125,7 @@ _REPORT_COLUMNS = (
     "payload",
     "request_id",
 )
-# Checked at import: every column not given has a default (``lms.statements``).
+# Checked at import: every column not given has a default (``lms.db.statements``).
 _INSERT_REPORTS = statements.Insert(ProgressReport, _REPORT_COLUMNS)
 # The learner's progress row on an activity, locked (FOR UPDATE on PostgreSQL); SQL compiled
 # once per process.

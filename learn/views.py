@@ -25,12 +25,12 @@ from learn.services import record_progress
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
 from lms.pagination import EnvelopePagination, envelope, read_page
-from lms.renderers import rendered
-from lms.request_id import current_request_id
 from lms.tenancy import OrgScopedViewMixin
+from lms.web.renderers import rendered
+from lms.web.request_id import current_request_id
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.http)
+_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.web.http)
 
 
 class ProgressView(APIView):

@@ -1,7 +1,9 @@
 """The exception hierarchy and the one place errors are shaped into the contract's body.
 
-In app code, just raise: ``raise NotFound("No download with that id.")``. Whatever is raised,
-by us, DRF or Django, leaves the service as ``{error, message, requestId[, details]}``.
+In app code, just raise: ``raise NotFound("No download with that id.")``. A domain rule that
+a value breaks is Django's ``ValidationError`` keyed by Python field names; ``WIRE_NAMES`` is
+the one table that names them as the wire does. Whatever is raised, by us, DRF or Django,
+leaves the service as ``{error, message, requestId[, details]}``.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import logging
 import re
 from typing import Any
 
+from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 
-from lms.request_id import current_request_id
+from lms.web.request_id import current_request_id
 
 logger = logging.getLogger("lms.errors")
 
@@ -178,6 +181,31 @@ def validation_message(details: dict[str, list[str]]) -> str:
     return f"Invalid {field}: {messages[0]}"
 
 
+# The wire's name of each Python field name a domain ``ValidationError`` can carry (services,
+# models' ``clean``): the one place the two vocabularies meet. A key not listed is answered as
+# it is: a name both share (``order``, ``name``) or a path into a JSON document the client
+# sent (``actions.0.input.url``), whose first part is looked up here.
+WIRE_NAMES = {
+    NON_FIELD_ERRORS: "nonFieldErrors",
+    "display_name": "displayName",
+    "display_names": "displayNames",
+    "first_name": "firstName",
+    "last_name": "lastName",
+    "expires_at": "expiresAt",
+}
+
+
+def wire_details(error: DjangoValidationError) -> dict[str, list[str]]:
+    """A domain ``ValidationError``'s messages by wire name (``WIRE_NAMES``)."""
+    if not hasattr(error, "error_dict"):
+        return {WIRE_NAMES[NON_FIELD_ERRORS]: list(error.messages)}
+    details: dict[str, list[str]] = {}
+    for field, messages in error.message_dict.items():
+        head, dot, rest = field.partition(".")
+        details[f"{WIRE_NAMES.get(head, head)}{dot}{rest}"] = list(messages)
+    return details
+
+
 def validation_error(details: dict[str, list[str]], message: str | None = None) -> ValidationFailed:
     """The one way to build a 400 ``validation_error`` by hand, details keyed by wire name."""
     return ValidationFailed(message or validation_message(details), details=details)
@@ -193,6 +221,8 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, drf.ValidationError):
         details = flatten_details(exc.detail)
         error = validation_error(details)
+    elif isinstance(exc, DjangoValidationError):
+        error = validation_error(wire_details(exc))
     elif isinstance(exc, drf.ParseError):
         error = MalformedRequest(_detail_text(exc) or MalformedRequest.default_message)
     elif isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):

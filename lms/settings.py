@@ -52,18 +52,18 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "lms.middleware.RequestIdMiddleware",
-    # Before anything that authenticates or refuses: a preflight needs no token (lms/cors.py).
-    "lms.cors.CorsMiddleware",
-    "lms.middleware.JsonErrorMiddleware",
+    "lms.web.middleware.RequestIdMiddleware",
+    # Before anything that authenticates or refuses: a preflight needs no token (lms/web/cors.py).
+    "lms.web.cors.CorsMiddleware",
+    "lms.web.middleware.JsonErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # The admin's: our subclasses of Django's skip requests under /api/ (no cookie sessions).
-    "lms.middleware.SessionMiddleware",
+    "lms.web.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "lms.middleware.AuthenticationMiddleware",
-    "lms.middleware.MessageMiddleware",
+    "lms.web.middleware.AuthenticationMiddleware",
+    "lms.web.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: answers a locked-out admin sign-in.
     "axes.middleware.AxesMiddleware",
@@ -124,7 +124,7 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
         _db["CONN_MAX_AGE"] = int(os.environ.get("LMS_CONN_MAX_AGE", "60"))
         _db["CONN_HEALTH_CHECKS"] = env_bool("LMS_CONN_HEALTH_CHECKS", False)
         _db["OPTIONS"] = {"connect_timeout": 2}
-    # The hot reads and writes (``lms.compiled``'s ``prepare=True`` and
+    # The hot reads and writes (``lms.db.compiled``'s ``prepare=True`` and
     # ``preparing_cursor``) are prepared statements on each connection; Django's own
     # statements are not (its cursors bind on the client).
     # LMS_DB_PREPARE=false turns them off, for a pooler in transaction mode (PgBouncer
@@ -132,7 +132,7 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     if env_bool("LMS_DB_PREPARE", True):
         _db["OPTIONS"]["prepare_threshold"] = 5
 DATABASES = {"default": _db}
-# A PostgreSQL standby for the API's reads (lms.replica; README "Read replica"): the
+# A PostgreSQL standby for the API's reads (lms.db.replica; README "Read replica"): the
 # "replica" alias, its router, and the middleware that pins a caller who wrote.
 LMS_DATABASE_REPLICA_URL = os.environ.get("LMS_DATABASE_REPLICA_URL", "")
 LMS_REPLICA_PIN_SECONDS = int(os.environ.get("LMS_REPLICA_PIN_SECONDS", "5"))
@@ -155,9 +155,10 @@ if LMS_DATABASE_REPLICA_URL:
         _replica["OPTIONS"]["pool"] = dict(_replica["OPTIONS"]["pool"])
     _replica["TEST"] = {"MIRROR": "default"}
     DATABASES["replica"] = _replica
-    DATABASE_ROUTERS = ["lms.replica.ReplicaRouter"]
+    DATABASE_ROUTERS = ["lms.db.replica.ReplicaRouter"]
     MIDDLEWARE.insert(
-        MIDDLEWARE.index("lms.middleware.JsonErrorMiddleware") + 1, "lms.replica.ReplicaMiddleware"
+        MIDDLEWARE.index("lms.web.middleware.JsonErrorMiddleware") + 1,
+        "lms.db.replica.ReplicaMiddleware",
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -260,9 +261,9 @@ X_FRAME_OPTIONS = "DENY"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["organizations.authentication.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["organizations.permissions.IsMember"],
-    "DEFAULT_PARSER_CLASSES": ["lms.parsers.JsonObjectParser"],
-    "DEFAULT_RENDERER_CLASSES": ["lms.renderers.OrjsonRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lms.negotiation.JsonFallbackNegotiation",
+    "DEFAULT_PARSER_CLASSES": ["lms.web.parsers.JsonObjectParser"],
+    "DEFAULT_RENDERER_CLASSES": ["lms.web.renderers.OrjsonRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lms.web.negotiation.JsonFallbackNegotiation",
     "DEFAULT_SCHEMA_CLASS": "lms.schema.ApiAutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "lms.errors.api_exception_handler",
@@ -279,7 +280,7 @@ REST_FRAMEWORK = {
 
 # --- Browsers: CORS for pages on LMS_CORS_ORIGINS (comma-separated, default none) --------
 # API paths only (never the admin); no cookies (the bearer token is the credential). A
-# preflight from a listed origin is answered without a token (lms/cors.py).
+# preflight from a listed origin is answered without a token (lms/web/cors.py).
 CORS_ALLOWED_ORIGINS = env_list("LMS_CORS_ORIGINS")
 CORS_URLS_REGEX = r"^/api/"
 CORS_ALLOW_CREDENTIALS = False
@@ -370,7 +371,7 @@ EMAIL_USE_TLS = env_bool("LMS_EMAIL_USE_TLS", True)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("LMS_EMAIL_FROM", "lms@localhost")
 
-# --- Metrics: GET /metrics for the bearer of LMS_METRICS_TOKEN (lms/metrics.py) -----------
+# --- Metrics: GET /metrics for the bearer of LMS_METRICS_TOKEN (lms/ops/metrics.py) -----------
 # Counted only with a token. Every process of a machine (gunicorn's workers, the task
 # workers) then writes its counts under one folder for a scrape to sum.
 LMS_METRICS_TOKEN = os.environ.get("LMS_METRICS_TOKEN", "")
@@ -386,8 +387,8 @@ LMS_LOG_STATIC = env_bool("LMS_LOG_STATIC", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "lms.logs.RequestIdFilter"}},
-    "formatters": {"json": {"()": "lms.logs.JsonFormatter"}},
+    "filters": {"request_id": {"()": "lms.ops.logs.RequestIdFilter"}},
+    "formatters": {"json": {"()": "lms.ops.logs.JsonFormatter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",

@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from lms import views
 from lms.admin import OrgNamedAutocompleteView
 from lms.ids import IdConverter
-from lms.metrics import metrics_view
+from lms.ops.metrics import metrics_view
 
 # Before admin.site.urls is read: the autocomplete names each result's organization for
 # superusers.

@@ -11,7 +11,7 @@ from django.core.signals import request_finished
 from django.urls import get_resolver
 from django.utils.module_loading import import_string
 
-from lms.http import Request
+from lms.web.http import Request
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lms.settings")
 

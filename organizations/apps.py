@@ -6,7 +6,7 @@ class OrganizationsConfig(AppConfig):
     verbose_name = "Organizations and access"
 
     def ready(self) -> None:
-        from lms.logs import register_redaction
+        from lms.ops.logs import register_redaction
         from lms.schema import describe_error_status
         from organizations import schema  # noqa: F401  (registers the OpenAPI auth extension)
 

@@ -46,7 +46,7 @@ class BearerTokenAuthentication(BaseAuthentication):
 
     def authenticate(self, request):
         # What DRF's get_authorization_header answers, read from META, not request.headers
-        # (see lms.http).
+        # (see lms.web.http).
         header = request.META.get("HTTP_AUTHORIZATION", b"")
         if isinstance(header, str):
             header = header.encode(HTTP_HEADER_ENCODING)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lms.compiled import Compiled
+from lms.db.compiled import Compiled
 from lms.errors import NotFound
 from lms.ids import parse_id
 from organizations.errors import InviteUnavailable

@@ -34,9 +34,9 @@ from django.db import connection, transaction
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from lms import statements
-from lms.compiled import preparing_cursor
-from lms.metrics import count_throttled
+from lms.db import statements
+from lms.db.compiled import preparing_cursor
+from lms.ops.metrics import count_throttled
 from organizations.models import ThrottleWindow
 
 _RATE = re.compile(r"^(\d+)/(\d*)(s|sec|second|m|min|minute|h|hour|d|day)s?$")
@@ -96,7 +96,7 @@ class DatabaseWindowStore:
 
     def _upsert(self, key: str, *, limit: int, window: int) -> float | None:
         """PostgreSQL: one ``INSERT ... ON CONFLICT DO UPDATE`` counts the hit, no
-        transaction of our own, prepared on the connection (``lms.compiled``). The conflict
+        transaction of our own, prepared on the connection (``lms.db.compiled``). The conflict
         locks the key's row (concurrent hits on one key queue there, as behind
         ``FOR UPDATE``); its ``WHERE`` refuses the hit when the window is full, and then
         nothing is returned. A row purged meanwhile is inserted again by PostgreSQL itself.
@@ -147,7 +147,7 @@ _TABLE = _quote(_META.db_table)
 _KEY, _HITS, _EXPIRES = (
     _quote(_META.get_field(name).column) for name in ("key", "hits", "expires")
 )
-# Any other column of the table, filled as the model would (``lms.statements.fillers``):
+# Any other column of the table, filled as the model would (``lms.db.statements.fillers``):
 # a field added with a default needs no change here; one without fails at import.
 _FILLED = statements.fillers(
     ThrottleWindow,
@@ -248,7 +248,7 @@ def client_address(request) -> str:
     """
     address = request.META.get("REMOTE_ADDR") or ""
     num_proxies = api_settings.NUM_PROXIES
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")  # not request.headers: see lms.http
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")  # not request.headers: see lms.web.http
     if num_proxies and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",")]
         address = hops[-min(num_proxies, len(hops))]

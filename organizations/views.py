@@ -6,8 +6,8 @@ from rest_framework.views import APIView
 
 from lms.errors import validation_error
 from lms.idempotency import MAX_KEY_LENGTH, key_problem
-from lms.output import Output
-from lms.renderers import rendered
+from lms.web.output import Output
+from lms.web.renderers import rendered
 from organizations.selectors import available_invite
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
@@ -26,7 +26,7 @@ TOKEN_PARAMETER = OpenApiParameter(
     description="The invite token, as issued (e.g. inv_...).",
 )
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.http)
+_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.web.http)
 
 
 class InviteTokenView(APIView):

@@ -14,7 +14,7 @@ SQLite only has per-row triggers.
 
 from django.db import migrations
 
-from lms.migration_operations import RunSQLOn
+from lms.db.migration_operations import RunSQLOn
 
 SEED_TALLY = """
 INSERT INTO bundles_bundletally (org_id, total)

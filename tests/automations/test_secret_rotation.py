@@ -21,7 +21,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from automations import runs
 from automations.models import Automation, AutomationRun
 from learn.services import enroll
-from lms.logs import JsonFormatter
+from lms.ops.logs import JsonFormatter
 from tests.automations.factories import AutomationFactory
 from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
 from tests.learn.factories import CourseFactory

@@ -102,7 +102,7 @@ def test_rows_are_what_the_bundle_serializer_answers(list_bundles, org):
 def test_deeper_pages_are_what_the_bundle_serializer_answers(list_bundles, org, count):
     """Below ``PLAIN_BELOW`` rows a deeper page is a plain OFFSET; from it on, a window
     chosen by an id-only query, read from the end when nearer the end. Each reads the
-    columns as wire text (``lms.wire``), as page 1 does."""
+    columns as wire text (``lms.db.wire``), as page 1 does."""
     add_bundles(
         org,
         [f"B{i}" for i in range(count)],

@@ -13,7 +13,7 @@ from django.db import close_old_connections, connection
 from django.test import Client
 
 from learn.models import Progress, ProgressReport
-from lms.parsers import MAX_JSON_DEPTH
+from lms.web.parsers import MAX_JSON_DEPTH
 from tests.factories import UserFactory
 from tests.helpers import assert_error
 

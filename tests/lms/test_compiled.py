@@ -1,4 +1,4 @@
-"""lms.compiled: SQL compiled once per shape, rebound with each call's values, and the same
+"""lms.db.compiled: SQL compiled once per shape, rebound with each call's values, and the same
 rows as the ORM on both databases."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from bundles.models import Bundle
 from learn.models import Activity
-from lms.compiled import Compiled, NotCompilable
+from lms.db.compiled import Compiled, NotCompilable
 from lms.errors import NotFound
 from lms.tenancy import UnscopedQuery
 from tests.bundles.factories import add_bundles

@@ -182,3 +182,29 @@ def test_unreachable_database_is_503_quickly(tmp_path, pool):
     status, text, took = results["admin"]
     assert status == 503 and "retry" in text
     assert took < 6
+
+
+def test_a_domain_validation_error_is_answered_with_wire_names(api, learner):
+    """A service's ``ValidationError`` keyed by Python field names answers a 400 whose
+    details carry the wire's names (``lms.errors.WIRE_NAMES``); a JSON path keeps its tail."""
+    from django.core.exceptions import ValidationError
+
+    from lms.errors import to_api_error
+
+    error, _ = to_api_error(
+        ValidationError(
+            {
+                "display_names": ["x is not linked."],
+                "__all__": ["Whole."],
+                "conditions.courseIds.0": ["No such course."],
+            }
+        )
+    )
+    assert (error.status, error.code) == (400, "validation_error")
+    assert error.details == {
+        "displayNames": ["x is not linked."],
+        "nonFieldErrors": ["Whole."],
+        "conditions.courseIds.0": ["No such course."],
+    }
+    plain, _ = to_api_error(ValidationError("Plain."))
+    assert plain.details == {"nonFieldErrors": ["Plain."]}

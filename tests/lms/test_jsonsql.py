@@ -1,4 +1,4 @@
-"""``lms.jsonsql.ListAllows`` answers the same on PostgreSQL and SQLite: true where the JSON
+"""``lms.db.jsonsql.ListAllows`` answers the same on PostgreSQL and SQLite: true where the JSON
 object has no such key, or where its list under the key holds the value, exactly."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from automations.models import Automation
-from lms.jsonsql import ListAllows
+from lms.db.jsonsql import ListAllows
 from tests.automations.factories import AutomationFactory
 
 pytestmark = pytest.mark.django_db

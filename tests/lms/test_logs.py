@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lms.logs import JsonFormatter, _timestamp
+from lms.ops.logs import JsonFormatter, _timestamp
 
 
 def _record(msg="%s %s", args=("GET", "/x"), **extra):

@@ -138,7 +138,7 @@ def test_the_throttles_refusals_are_counted(api, metrics_on, org, settings):
 
 
 def test_the_replicas_skips_are_counted_by_reason(api, metrics_on):
-    from lms import replica
+    from lms.db import replica
 
     key = ("lms_replica_skips_total", (("reason", "lagging"),))
     before = scrape(api).get(key, 0)

@@ -8,9 +8,9 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 
-from lms import negotiation
-from lms.negotiation import JsonFallbackNegotiation
-from lms.renderers import OrjsonRenderer
+from lms.web import negotiation
+from lms.web.negotiation import JsonFallbackNegotiation
+from lms.web.renderers import OrjsonRenderer
 from tests.automations.factories import AutomationFactory
 
 ACCEPT_HEADERS = [

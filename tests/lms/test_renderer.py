@@ -14,8 +14,8 @@ from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
 
 from automations.serializers import AutomationSerializer
-from lms.output import Output
-from lms.renderers import OrjsonRenderer
+from lms.web.output import Output
+from lms.web.renderers import OrjsonRenderer
 from tests.automations.factories import AutomationFactory
 
 DOCUMENTS = [
@@ -80,7 +80,7 @@ def _answers(data, status, accept, renderer_classes):
     from rest_framework.response import Response
     from rest_framework.views import APIView
 
-    from lms.renderers import rendered
+    from lms.web.renderers import rendered
 
     class Drf(APIView):
         authentication_classes, permission_classes = [], []

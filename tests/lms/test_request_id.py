@@ -30,7 +30,7 @@ def test_insane_incoming_request_id_is_replaced(api, incoming):
 
 
 def test_access_log_line_is_json_with_the_request_id(api, caplog):
-    from lms.logs import JsonFormatter
+    from lms.ops.logs import JsonFormatter
 
     with caplog.at_level(logging.INFO, logger="lms.access"):
         api.get("/healthz", headers={"X-Request-ID": "trace-42"})
@@ -42,7 +42,7 @@ def test_access_log_line_is_json_with_the_request_id(api, caplog):
 
 
 def test_a_fresh_request_id_is_128_random_bits_in_hex():
-    from lms.request_id import choose_request_id
+    from lms.web.request_id import choose_request_id
 
     ids = {choose_request_id(None) for _ in range(1000)}
     assert len(ids) == 1000

@@ -1,4 +1,4 @@
-"""lms.statements: written-out INSERT, UPDATE and DELETE of tenant rows, read back through
+"""lms.db.statements: written-out INSERT, UPDATE and DELETE of tenant rows, read back through
 the ORM on both databases, and never reaching another organization's row."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.db import connection, models
 from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from learn.models import Activity, Course
-from lms import statements
+from lms.db import statements
 from lms.ids import uuid7
 from tests.helpers import prepared_statements
 from tests.learn.factories import ActivityFactory, CourseFactory

@@ -1,4 +1,4 @@
-"""Ids and timestamps written by the database (``lms.wire``) read exactly as the Python they
+"""Ids and timestamps written by the database (``lms.db.wire``) read exactly as the Python they
 replace writes them: ``str(uuid)`` and DRF's ``DateTimeField``, on this run's database."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from rest_framework import serializers
 
 from bundles.models import Bundle
 from learn.models import Activity
+from lms.db.wire import WireId, WireTime, wire_columns
 from lms.serializers import wire_time
-from lms.wire import WireId, WireTime, wire_columns
 from tests.bundles.factories import add_bundles
 
 pytestmark = pytest.mark.django_db

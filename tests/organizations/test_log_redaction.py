@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from lms.logs import JsonFormatter, _redactions, redact, register_redaction
+from lms.ops.logs import JsonFormatter, _redactions, redact, register_redaction
 from tests.organizations.factories import make_invite
 
 pytestmark = pytest.mark.django_db

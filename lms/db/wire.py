@@ -1,6 +1,6 @@
 """Ids and timestamps read as the text the API writes, written by the database.
 
-A list that answers rows as they are read (``values_list``, ``lms.compiled``) would
+A list that answers rows as they are read (``values_list``, ``lms.db.compiled``) would
 otherwise have psycopg parse each UUID and each timestamp into a Python object, only for
 the row builder to turn it back into text: for a page of bundles, most of the request's
 instructions (docs/performance.md). Read through these expressions, the

@@ -4,7 +4,7 @@ Building a queryset and compiling it to SQL costs more than the database spends 
 the small reads of the API (figures: docs/performance.md). A ``Compiled`` read is
 a function from parameters to a queryset; the ORM compiles it the first time a *shape* is
 used, and every later call only binds the new values into the SQL it kept, on the database
-the router chooses for that call (a read replica's, ``lms.replica``)::
+the router chooses for that call (a read replica's, ``lms.db.replica``)::
 
     AUTOMATION = Compiled(
         lambda org_id, id: Automation.objects.filter(org_id=org_id, id=id).values_list(...)
@@ -151,7 +151,7 @@ def _compile(queryset: QuerySet) -> tuple[str, tuple, Any]:
 def _alias(plan: _Plan) -> str:
     """The database a call of ``plan`` reads: where the ORM would send its queryset now. A
     read asks the router on every call, as evaluating the queryset would (with a read
-    replica, ``lms.replica`` decides per request); the SQL is the same on either database
+    replica, ``lms.db.replica`` decides per request); the SQL is the same on either database
     (both PostgreSQL)."""
     return plan.alias if plan.fixed else router.db_for_read(plan.model)
 

@@ -9,7 +9,7 @@ import time
 
 import orjson
 
-from lms.request_id import current_request_id
+from lms.web.request_id import current_request_id
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",

@@ -6,7 +6,7 @@ alias, ``ReplicaRouter`` in ``DATABASE_ROUTERS`` and ``ReplicaMiddleware`` after
 middleware. Without a replica nothing here runs.
 
 Where a read goes, decided once per request (``read_alias``) and honoured by the ORM (through
-the router) and by the hand-built reads of ``lms.compiled`` (which ask the router per call):
+the router) and by the hand-built reads of ``lms.db.compiled`` (which ask the router per call):
 
 - **Outside an API request** (the admin, management commands, the task workers, the health
   probes): the primary. The admin's staff and the workers read what they have just written.
@@ -56,10 +56,10 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from lms import metrics
-from lms.compiled import preparing_cursor
+from lms.db.compiled import preparing_cursor
+from lms.ops import metrics
 
-logger = logging.getLogger("lms.replica")
+logger = logging.getLogger("lms.db.replica")
 
 PRIMARY = DEFAULT_DB_ALIAS
 REPLICA = "replica"

@@ -32,7 +32,7 @@ from django.db.models import Field, Model
 from django.db.models.fields import NOT_PROVIDED, AutoFieldMixin
 from django.utils import timezone
 
-from lms.compiled import preparing_cursor
+from lms.db.compiled import preparing_cursor
 
 
 def _target(model: type[Model]):
@@ -41,7 +41,7 @@ def _target(model: type[Model]):
 
 
 def _run(connection, sql: str, params: list) -> int:
-    # Prepared on PostgreSQL (``lms.compiled.preparing_cursor``): a write of one row by its
+    # Prepared on PostgreSQL (``lms.db.compiled.preparing_cursor``): a write of one row by its
     # keys, or of given values, plans the same whatever the values.
     with preparing_cursor(connection) as cursor:
         cursor.execute(sql, params)

@@ -14,10 +14,11 @@ from django.contrib.sessions import middleware as sessions
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse
 
-from lms import errors, metrics
-from lms.http import is_text_encoding
-from lms.logs import redact
-from lms.request_id import bind, choose_request_id, unbind
+from lms import errors
+from lms.ops import metrics
+from lms.ops.logs import redact
+from lms.web.http import is_text_encoding
+from lms.web.request_id import bind, choose_request_id, unbind
 
 access_logger = logging.getLogger("lms.access")
 

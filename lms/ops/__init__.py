@@ -1,0 +1,1 @@
+"""What operators read: Prometheus metrics (``metrics``) and the log format (``logs``)."""
