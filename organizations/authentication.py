@@ -10,7 +10,6 @@ signal between them; the process that revokes forgets the token at once.
 
 from __future__ import annotations
 
-import threading
 import time
 
 from django.conf import settings
@@ -19,24 +18,24 @@ from django.utils import timezone
 from rest_framework import HTTP_HEADER_ENCODING
 from rest_framework.authentication import BaseAuthentication
 
+from lms.bounded import BoundedCache
 from lms.errors import Unauthenticated
 from organizations.models import ApiToken, Membership, hash_token
 
 # Tokens remembered per process at most; beyond it the oldest half is dropped.
 CACHE_SIZE = 10_000
 
-_cache: dict[str, tuple[float, Membership, object]] = {}
-_lock = threading.Lock()
+# key hash -> (when it was looked up, on the monotonic clock; membership; expiry).
+_cache = BoundedCache(CACHE_SIZE)
 
 
 def forget_tokens(key_hashes=None) -> None:
     """Drop remembered tokens (all of them without ``key_hashes``) in this process."""
-    with _lock:
-        if key_hashes is None:
-            _cache.clear()
-        else:
-            for key_hash in key_hashes:
-                _cache.pop(key_hash, None)
+    if key_hashes is None:
+        _cache.clear()
+    else:
+        for key_hash in key_hashes:
+            _cache.pop(key_hash)
 
 
 class BearerTokenAuthentication(BaseAuthentication):
@@ -72,11 +71,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         else:
             membership, expires_at = self._look_up(key_hash)
             if ttl > 0:
-                with _lock:
-                    if len(_cache) >= CACHE_SIZE:
-                        for stale in list(_cache)[: CACHE_SIZE // 2]:
-                            del _cache[stale]
-                    _cache[key_hash] = (time.monotonic(), membership, expires_at)
+                _cache.set(key_hash, (time.monotonic(), membership, expires_at))
         if expires_at is not None and expires_at <= timezone.now():
             raise Unauthenticated("The token has expired.")
         return membership.user, membership

@@ -5,19 +5,22 @@ into a header name) and parses each Accept token into a media type with its para
 every request: a noticeable share of a small read (docs/performance.md), to find the same answer
 for the same header. The answer depends only on the Accept header, the renderers offered
 and a format override, so each process remembers it per (Accept header, renderer classes)
-for requests without a format override. The memory is bounded: past ``CACHE_SIZE`` distinct
-headers it starts again, so a client sending a new header with every request costs what DRF
-costs, and no more memory.
+for requests without a format override. The memory is bounded (``lms.bounded``): past
+``CACHE_SIZE`` distinct headers it forgets the older half, so a client sending a new header
+with every request costs what DRF costs, and no more memory.
 """
 
 from django.http import Http404
 from rest_framework.exceptions import NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
 
+from lms.bounded import BoundedCache
+
 # Distinct (Accept header, renderers) pairs remembered per process; clients send a handful.
 CACHE_SIZE = 256
 
-_chosen: dict[tuple, tuple[int, str]] = {}
+# (Accept header, *renderer classes) -> (the renderer's position, the media type).
+_chosen = BoundedCache(CACHE_SIZE)
 
 
 class JsonFallbackNegotiation(DefaultContentNegotiation):
@@ -35,9 +38,7 @@ class JsonFallbackNegotiation(DefaultContentNegotiation):
         if found is not None:
             return renderers[found[0]], found[1]
         renderer, media_type = self._select(request, renderers, None)
-        if len(_chosen) >= CACHE_SIZE:
-            _chosen.clear()
-        _chosen[key] = (renderers.index(renderer), media_type)
+        _chosen.set(key, (renderers.index(renderer), media_type))
         return renderer, media_type
 
     def _select(self, request, renderers, format_suffix):
