@@ -29,11 +29,16 @@ the router chooses for that call (a read replica's, ``lms.db.replica``)::
   parameters bound on the server and prepared on each connection the first time, and after
   five executions PostgreSQL keeps a generic plan when it costs no more than the custom
   ones (``plan_cache_mode``). Planning was most of a small read's database time (figures:
-  docs/performance.md). Only for reads whose
-  plan does not depend on the values, lookups by id: a generic plan cannot know how
-  selective a search term is (the bundle list prepares only for organizations known to be
-  small, ``bundles.selectors``). Off where the connection has prepared statements off
-  (``LMS_DB_PREPARE=false``, for a pooler in transaction mode) and on SQLite.
+  docs/performance.md). Only for reads whose plan does not depend on the values, lookups
+  by id: a generic plan cannot know how selective a search term is. A read whose generic
+  plan stays cheap only while the rows it reads are few (a list of an organization) passes
+  a policy instead, asked on every call with the call's values: ``PrepareWhenSmall``
+  prepares it for an organization last told to be small (the bundle list,
+  ``bundles.wire_reads``) and leaves any other planned for its own values. The SQL is the
+  same either way, only the cursor differs: one ``Compiled`` keeps the read once, and
+  PostgreSQL keeps the prepared plan on each connection. Off where the connection has
+  prepared statements off (``LMS_DB_PREPARE=false``, for a pooler in transaction mode) and
+  on SQLite.
 
 It is for reads on the hot paths; anything else reads through the ORM as usual.
 """
@@ -42,7 +47,6 @@ from __future__ import annotations
 
 import datetime
 import secrets
-import threading
 import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -58,6 +62,7 @@ try:  # the PostgreSQL backend's cursor that binds parameters on the server (psy
 except (ImportError, ImproperlyConfigured):  # pragma: no cover - no psycopg 3: nothing prepared
     ServerBindingCursor = None
 
+from lms.bounded import BoundedCache
 from lms.tenancy import ids_or_404, not_found
 
 # Compiled shapes kept per read; beyond it the oldest half is dropped.
@@ -156,14 +161,51 @@ def _alias(plan: _Plan) -> str:
     return plan.alias if plan.fixed else router.db_for_read(plan.model)
 
 
-class Compiled:
-    """A read compiled once per shape and database (see the module's docstring)."""
+class PrepareWhenSmall:
+    """``prepare=`` for a read prepared only for the values known to be small: a call is
+    prepared when the size last told for its ``key`` value (``note``) is at most ``limit``.
+    A value not told yet, or told larger, is planned for its own values; the caller tells
+    each size it reads, so one that grew is prepared once more, and its read tells the new
+    size. Sizes of at most ``remember`` values are kept (``lms.bounded``). One policy may
+    serve several reads of the same values."""
 
-    def __init__(self, build: Callable[..., QuerySet], *, prepare: bool = False) -> None:
+    def __init__(self, *, key: str, limit: int, remember: int = 4096) -> None:
+        self.key = key
+        self.limit = limit
+        self._sizes = BoundedCache(remember)
+
+    def note(self, value: Hashable, size: int) -> None:
+        """Remembers ``size`` as the size of ``value`` (of ``key``)."""
+        if self._sizes.get(value) != size:  # most reads tell what is known: no lock taken
+            self._sizes.set(value, size)
+
+    def small(self, value: Hashable) -> bool:
+        """Whether ``value`` was last told to be at most ``limit``."""
+        size = self._sizes.get(value)
+        return size is not None and size <= self.limit
+
+    def prepares(self, values: dict[str, Any]) -> bool:
+        """Whether a call with ``values`` is prepared."""
+        return self.small(values[self.key])
+
+    def clear(self) -> None:
+        """Forgets every size."""
+        self._sizes.clear()
+
+
+class Compiled:
+    """A read compiled once per shape and database (see the module's docstring).
+    ``prepare``: True, False, or a policy (``PrepareWhenSmall``) asked on every call."""
+
+    def __init__(
+        self, build: Callable[..., QuerySet], *, prepare: bool | PrepareWhenSmall = False
+    ) -> None:
         self.build = build
         self.prepare = prepare
-        self._plans: dict[Hashable, _Plan] = {}
-        self._lock = threading.Lock()
+        self._policy = None if isinstance(prepare, bool) else prepare
+        if self._policy is not None and not callable(getattr(self._policy, "prepares", None)):
+            raise TypeError("prepare= takes True, False or a policy with prepares(values).")
+        self._plans = BoundedCache(MAX_SHAPES)
 
     def _queryset(self, shape: Hashable, values: dict[str, Any]) -> QuerySet:
         return self.build(**values) if shape is None else self.build(shape, **values)
@@ -190,11 +232,7 @@ class Compiled:
         expected = _compile(self._queryset(shape, tricky))
         if (plan.sql, tuple(plan.params(tricky, ops))) != expected[:2]:
             raise NotCompilable("Rebinding values does not give the ORM's own SQL.")
-        with self._lock:
-            if len(self._plans) >= MAX_SHAPES:
-                for stale in list(self._plans)[: MAX_SHAPES // 2]:
-                    del self._plans[stale]
-            self._plans[shape] = plan
+        self._plans.set(shape, plan)
         return plan
 
     @staticmethod
@@ -233,7 +271,8 @@ class Compiled:
 
     def _rows(self, plan: _Plan, values: dict[str, Any], alias: str) -> list[tuple]:
         connection = connections[alias]
-        with preparing_cursor(connection) if self.prepare else connection.cursor() as cursor:
+        prepare = self.prepare if self._policy is None else self._policy.prepares(values)
+        with preparing_cursor(connection) if prepare else connection.cursor() as cursor:
             cursor.execute(plan.sql, plan.params(values, connection.ops))
             rows = cursor.fetchall()
         if not plan.converters:

@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from bundles.models import Bundle
 from learn.models import Activity
-from lms.db.compiled import Compiled, NotCompilable
+from lms.db.compiled import Compiled, NotCompilable, PrepareWhenSmall
 from lms.errors import NotFound
 from lms.tenancy import UnscopedQuery
 from tests.bundles.factories import add_bundles
@@ -63,14 +63,14 @@ def test_rows_are_the_orms_for_every_value(bundles, org, other_org, term):
 def test_one_query_per_call_and_one_compilation_per_shape(bundles, org):
     read = Compiled(lambda shape, org_id: by_name(org_id, "")[:shape])
     read.rows(2, org_id=org.id)
-    plan = read._plans[2]
+    plan = read._plans.get(2)
     with CaptureQueriesContext(connection) as queries:
         rows = read.rows(2, org_id=org.id)
     assert len(queries) == 1 and queries[0]["sql"] is not None
     assert rows == list(by_name(org.id, "")[:2])
-    assert read._plans[2] is plan  # not compiled again
+    assert read._plans.get(2) is plan  # not compiled again
     assert read.rows(3, org_id=org.id) == list(by_name(org.id, "")[:3])
-    assert set(read._plans) == {2, 3}
+    assert len(read._plans) == 2 and read._plans.get(3) is not None
 
 
 def test_values_read_back_as_the_orm_converts_them(bundles, org):
@@ -200,6 +200,56 @@ def test_nothing_is_prepared_where_the_connection_turns_prepared_statements_off(
         raw.prepare_threshold = threshold
     assert rows == list(_by_id(org.id, bundle.id))
     assert prepared_statements() == []
+
+
+def test_prepare_when_small_prepares_only_for_values_last_told_small():
+    """Not told yet: not prepared; told at most the limit: prepared; told larger since: not
+    prepared again; at most ``remember`` values kept, the oldest forgotten first."""
+    policy = PrepareWhenSmall(key="org_id", limit=10, remember=4)
+    small, large, grown = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    assert not policy.prepares({"org_id": small, "search": "x"})
+    policy.note(small, 10)
+    policy.note(large, 11)
+    policy.note(grown, 3)
+    policy.note(grown, 12)
+    assert [policy.prepares({"org_id": org_id}) for org_id in (small, large, grown)] == [
+        True,
+        False,
+        False,
+    ]
+    for n in range(2):
+        policy.note(uuid.uuid4(), n)
+    assert not policy.prepares({"org_id": small})  # forgotten: planned for its values again
+    policy.clear()
+    assert not policy.small(grown)
+
+
+def test_prepare_takes_a_policy_or_a_bool_only():
+    with pytest.raises(TypeError, match="policy"):
+        Compiled(_by_id, prepare="yes")
+
+
+@pytest.mark.postgres
+def test_one_compiled_read_is_prepared_for_the_values_its_policy_asks(bundles, org, other_org):
+    """The policy is asked on every call: the same read, one compilation, is a prepared
+    statement for the organization told small and planned per call for any other, with the
+    ORM's rows either way."""
+    policy = PrepareWhenSmall(key="org_id", limit=len(NAMES))
+    read = Compiled(_by_id, prepare=policy)
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    foreign = Bundle.objects.for_org(other_org).get(name="b")
+    assert read.rows(org_id=org.id, id=bundle.id) == list(_by_id(org.id, bundle.id))
+    assert prepared_statements() == []
+    policy.note(org.id, len(NAMES))
+    policy.note(other_org.id, len(NAMES) + 1)
+    for _ in range(3):
+        assert read.rows(org_id=org.id, id=bundle.id) == list(_by_id(org.id, bundle.id))
+        assert read.rows(org_id=other_org.id, id=foreign.id) == list(
+            _by_id(other_org.id, foreign.id)
+        )
+    ((statement, runs),) = prepared_statements()
+    assert runs == 3 and "$1" in statement
+    assert len(read._plans) == 1
 
 
 @pytest.mark.parametrize("pool", ["false", "true"])
