@@ -37,7 +37,8 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from bundles.models import Bundle, BundleTally  # noqa: E402
+from bundles.models import Bundle  # noqa: E402
+from bundles.wire_reads import total_for  # noqa: E402
 from organizations.models import Membership, Organization  # noqa: E402
 from organizations.services import add_member, create_api_token  # noqa: E402
 
@@ -59,7 +60,7 @@ def parse_args() -> argparse.Namespace:
 
 def load(name: str, rows: int, seed: int, reload: bool) -> Organization:
     org = Organization.objects.filter(name=name).first() or Organization.objects.create(name=name)
-    if BundleTally.total_for(org) == rows and not reload:
+    if total_for(org) == rows and not reload:
         print(f"{name}: reusing {rows:,} bundles")
         return org
     Bundle.objects.for_org(org).delete()

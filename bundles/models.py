@@ -7,7 +7,6 @@ from django.db import models
 from django.db.models import Func, Value
 from django.db.models.functions import Lower
 
-from lms.db.compiled import Compiled
 from lms.models import StampField
 from lms.tenancy import (
     AllOrgsManager,
@@ -161,8 +160,9 @@ class BundleTally(models.Model):
     delete or change of organization of a bundle, whatever issues it (the admin, bulk
     inserts, cascades, raw SQL), so it always equals ``COUNT(*)`` of the organization's
     bundles as that transaction sees them. The list answers its unfiltered ``total`` from
-    here in one primary-key read instead of counting a million index entries. Code never
-    writes it. The organization is the primary key, so the row cannot belong to another.
+    here in one primary-key read (``bundles.wire_reads.total_for``) instead of counting a
+    million index entries. Code never writes it. The organization is the primary key, so
+    the row cannot belong to another.
     """
 
     org = models.OneToOneField(
@@ -180,15 +180,3 @@ class BundleTally(models.Model):
 
     def __str__(self) -> str:
         return f"{self.total} bundles"
-
-    @classmethod
-    def total_for(cls, org) -> int:
-        """The organization's (or the organization id's) number of bundles, 0 before its
-        first bundle: one primary-key read, its SQL compiled once per process."""
-        row = _TALLY.first(org_id=getattr(org, "pk", org))
-        return row[0] if row else 0
-
-
-_TALLY = Compiled(
-    lambda org_id: BundleTally.objects.for_org(org_id).values_list("total"), prepare=True
-)

@@ -6,9 +6,9 @@ from rest_framework import generics
 from rest_framework.exceptions import ValidationError
 
 from bundles.filters import BundleFilterSet, read_list_query
-from bundles.models import Bundle, BundleTally
-from bundles.selectors import first_page, listed, matches
-from bundles.serializers import BundleSerializer, bundle_row
+from bundles.models import Bundle
+from bundles.serializers import BUNDLE, BundleSerializer
+from bundles.wire_reads import first_page, listed, matches, total_for
 from lms.pagination import EnvelopePagination, Page, envelope, page_rows, read_page
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
@@ -28,7 +28,7 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
     filterset_class = BundleFilterSet
     pagination_class = EnvelopePagination
 
-    def get_queryset(self):  # the schema's; the list reads through bundles.selectors
+    def get_queryset(self):  # the schema's; the list reads through bundles.wire_reads
         return Bundle.objects.none()
 
     def read_query(self) -> tuple[Page, str, tuple]:
@@ -58,10 +58,6 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
         if page.offset == 0:
             rows, total = first_page(org_id, sort, search, page.size)
         else:
-            count = (
-                partial(matches, org_id, search)
-                if search
-                else partial(BundleTally.total_for, org_id)
-            )
+            count = partial(matches, org_id, search) if search else partial(total_for, org_id)
             rows, total = page_rows(listed(org_id, sort, search), page, count)
-        return rendered(request, envelope([bundle_row(row) for row in rows], total, page))
+        return rendered(request, envelope(BUNDLE.bodies(rows), total, page))

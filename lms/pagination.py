@@ -119,7 +119,7 @@ class EnvelopePagination(BasePagination):
     """Answers ``{"rows": [...], "total": N, "page": P, "pageSize": S}``.
 
     The total is ``COUNT(*)`` of the filtered queryset (see ``page_rows``). The bundle list
-    pages on its own (``bundles.selectors``) and uses this class for its schema.
+    pages on its own (``bundles.wire_reads``) and uses this class for its schema.
     """
 
     def paginate_queryset(self, queryset, request, view=None) -> list:

@@ -1,5 +1,5 @@
 """Page 1 of the bundle list is prepared for the organizations known to be small, and
-planned for its own values for any other (bundles.selectors: ``SMALL_ORGANIZATION``)."""
+planned for its own values for any other (bundles.wire_reads: ``SMALL_ORGANIZATION``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import uuid
 import pytest
 
 from bundles.filters import parse_sort
-from bundles.selectors import SMALL_ORGANIZATION, KnownSizes, first_page, known_sizes, listed
+from bundles.wire_reads import SMALL, SMALL_ORGANIZATION, first_page, listed
+from lms.db.compiled import PrepareWhenSmall
 from tests.bundles.factories import add_bundles
 from tests.helpers import prepared_statements
 
@@ -19,9 +20,9 @@ NAMES = ["Python basics", "python for data", "Cobol masterclass", "Art", "PYTHON
 
 @pytest.fixture(autouse=True)
 def unknown_sizes():
-    known_sizes.clear()
+    SMALL.clear()
     yield
-    known_sizes.clear()
+    SMALL.clear()
 
 
 def page_reads() -> list[tuple[str, int]]:
@@ -52,7 +53,7 @@ def test_page_one_answers_the_same_before_and_after_the_size_is_known(org, sort,
     small: prepared on PostgreSQL) answer the ORM's rows and total."""
     add_bundles(org, NAMES)
     answers = [first_page(org.id, tuple(parse_sort(sort)), search, size) for _ in range(3)]
-    assert known_sizes.small(org.id) == (answers[0][1] > 0)
+    assert SMALL.small(org.id) == (answers[0][1] > 0)
     assert answers == [expected(org.id, sort, search, size)] * 3
 
 
@@ -82,7 +83,7 @@ def test_a_large_organization_is_always_planned_for_its_own_values(org):
         assert first_page(org.id, sort, "bundle 00", 20) == expected(
             org.id, "name", "bundle 00", 20
         )
-    assert not known_sizes.small(org.id)
+    assert not SMALL.small(org.id)
     assert page_reads() == []
 
 
@@ -100,13 +101,13 @@ def test_an_organization_that_grows_past_the_limit_is_prepared_no_more(org):
     assert grown[1] == SMALL_ORGANIZATION + len(NAMES)
     assert first_page(org.id, sort, "", 20) == grown
     assert [runs for _, runs in page_reads()] == [2]
-    assert not known_sizes.small(org.id)
+    assert not SMALL.small(org.id)
     assert first_page(org.id, sort, "", 20) == grown
     assert [runs for _, runs in page_reads()] == [2]
 
 
 def test_known_sizes_keeps_a_bounded_number_of_organizations():
-    sizes = KnownSizes(limit=4)
+    sizes = PrepareWhenSmall(key="org_id", limit=SMALL_ORGANIZATION, remember=4)
     orgs = [uuid.uuid4() for _ in range(5)]
     for size, org_id in enumerate(orgs):
         sizes.note(org_id, size)
