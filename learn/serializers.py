@@ -183,8 +183,8 @@ class ProgressInputSerializer(serializers.Serializer):
     )
 
     def validate_reports(self, reports) -> list[completion.Received]:
-        """Each report as received and as read; errors keyed by position, so that the
-        details read ``reports.3.seconds``."""
+        """Each report as received and as read; errors keyed by their paths into the body
+        (``completion.Errors``), so that the details read ``reports.3.seconds``."""
         try:
             return completion.read_reports(reports)
         except completion.Invalid as invalid:
