@@ -1,4 +1,6 @@
-"""Thin views: parse, call the service or selector, answer."""
+"""Thin views: parse, call the service or the read (``learn.selectors``, or
+``learn.wire_reads`` on a hot path, whose rows the ``Shape`` of the serializer answers),
+answer."""
 
 from __future__ import annotations
 

@@ -192,9 +192,10 @@ def course_outline(
     """The course's published modules by seq, each with its published activities by seq
     (exactly the activities ``list_published_activities`` lists), each with the member's
     status, progress and remaining; the course's status, progress and completion as
-    ``course_progress`` answers them. Access as for the listing: course unknown, foreign,
-    unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query when the
-    course has a published module, two when it has none, whatever the numbers."""
+    ``learn.selectors.course_progress`` answers them; ids and times as wire text, for
+    ``COURSE_OUTLINE`` (``learn.serializers``). Access as for the listing: course unknown,
+    foreign, unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query
+    when the course has a published module, two when it has none, whatever the numbers."""
     values = ids_or_404(Course, {"course_id": course_id})
     lookup = {"org_id": org.id, "membership_id": membership.id, **values}
     rows = _OUTLINE.rows(**lookup)
@@ -305,8 +306,9 @@ def my_courses(
 ) -> tuple[list[EnrolledCourse], int]:
     """The page of the published courses the member is enrolled in, most recently enrolled
     first, and their total; each with its title, the enrollment's time, the member's
-    status, progress and completion as ``course_progress`` answers them, and how many
-    activities it lists. Page 1 in one query when it is not full, two when it is; any
+    status, progress and completion as ``learn.selectors.course_progress`` answers them,
+    and how many activities it lists; ids and times as wire text, for ``ENROLLED_COURSE``
+    (``learn.serializers``). Page 1 in one query when it is not full, two when it is; any
     other page in at most two (``lms.pagination.page_rows``)."""
     lookup = {"org_id": org.id, "membership_id": membership.id}
 
