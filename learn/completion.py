@@ -45,13 +45,16 @@ PROGRESS_DECIMALS = 3
 _EPSILON = 1e-9
 _MICROS = 1_000_000
 
+# Messages by path into the JSON the client sent: a report's by its keys (``seconds``,
+# ``maxScore``), a request's by position and then key; a report that is not an object has
+# its messages at its own path (a list, not keyed). The edge answers these paths as they are.
 Errors = dict[str, list[str]]
 
 
 class Invalid(ValueError):
-    """What is wrong with an input: ``errors`` by field name (or by position, then field)."""
+    """What is wrong with an input: ``errors``, messages by path into it (``Errors``)."""
 
-    def __init__(self, errors: dict) -> None:
+    def __init__(self, errors: dict | list) -> None:
         super().__init__(errors)
         self.errors = errors
 
@@ -187,7 +190,7 @@ def read_report(payload: Any) -> Report:
     reports of a known type must also carry valid values.
     """
     if not isinstance(payload, Mapping):
-        raise Invalid({"nonFieldErrors": ["Each report must be a JSON object."]})
+        raise Invalid(["Each report must be a JSON object."])
     reader = _REPORT_READERS.get(report_type(payload))
     return reader(payload) if reader else OtherReport()
 
@@ -196,7 +199,7 @@ def read_reports(payloads: Iterable[Any]) -> list[Received]:
     """Every report of a request, read; raises ``Invalid`` with the errors of each invalid
     one by its position."""
     received: list[Received] = []
-    errors: dict[int, Errors] = {}
+    errors: dict[int, Errors | list[str]] = {}
     for index, payload in enumerate(payloads):
         try:
             received.append(Received(payload, read_report(payload)))

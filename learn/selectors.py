@@ -1,4 +1,7 @@
-"""Reads of the learning area worth naming. Every query is scoped to the caller's org."""
+"""Reads of the learning area worth naming, answering domain values (models, ids, times,
+dataclasses). Every query is scoped to the caller's org. The reads on hot paths that answer
+the wire's text (the activity listing, a course's outline, the caller's courses) are in
+``learn.wire_reads``, built on the helpers here."""
 
 from __future__ import annotations
 
@@ -6,21 +9,18 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 
 from learn import completion
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
-from learn.models import Activity, Course, CourseCompletion, Enrollment, Module
+from learn.models import Activity, Course, CourseCompletion, Enrollment
 from lms.db.compiled import Compiled
-from lms.db.wire import WireId, WireTime, wire_columns
-from lms.pagination import Page, page_rows
-from lms.tenancy import get_or_404, ids_or_404
+from lms.tenancy import get_or_404
 from organizations.models import Membership, Organization
 
 
-def _enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
+def is_enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
     """Whether the member is enrolled in ``course_ref`` (an id, or an ``OuterRef``)."""
     return Exists(Enrollment.objects.for_org(org).filter(membership=membership, course=course_ref))
 
@@ -46,7 +46,7 @@ _PROGRESS_TARGET = Compiled(
         published_activities(org_id)
         .filter(id=activity_id)
         .annotate(
-            enrolled=_enrolled(org_id, membership_id, OuterRef("course_id")),
+            enrolled=is_enrolled(org_id, membership_id, OuterRef("course_id")),
             course_completed=Exists(
                 stored_completion(org_id, membership_id, OuterRef("course_id"))
             ),
@@ -67,12 +67,12 @@ def progress_target(*, org: Organization, membership: Membership, activity_id: o
     )
 
 
-def _published_courses(org: Organization, membership: Membership) -> QuerySet[Course]:
+def published_courses(org: Organization, membership: Membership) -> QuerySet[Course]:
     """The organization's published courses, each with ``enrolled``: whether the member is."""
     return (
         Course.objects.for_org(org)
         .filter(published=True)
-        .annotate(enrolled=_enrolled(org, membership, OuterRef("pk")))
+        .annotate(enrolled=is_enrolled(org, membership, OuterRef("pk")))
     )
 
 
@@ -82,7 +82,7 @@ def enrolled_course(
     """The published course the member is enrolled in, with ``annotations``, in one query.
     Unknown, foreign or unpublished: NotFound; not enrolled: NotEnrolled."""
     course = get_or_404(
-        _published_courses(org, membership).annotate(**annotations).only("id"), id=course_id
+        published_courses(org, membership).annotate(**annotations).only("id"), id=course_id
     )
     if not course.enrolled:
         raise NotEnrolled()
@@ -97,61 +97,6 @@ def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activ
         .filter(course_id=course_id, published=True, module__published=True)
         .order_by("module__seq", "seq", "id")
     )
-
-
-# What an activity's wire shape reads, by attribute name (ActivitySerializer's sources); the
-# listing reads the ids and timestamps as wire text (lms.db.wire).
-ACTIVITY_COLUMNS = (
-    "org_id",
-    "id",
-    "module_id",
-    "course_id",
-    "seq",
-    "title",
-    "settings",
-    "created_at",
-    "updated_at",
-)
-# The listing's reads, their SQL compiled once per process (lms.db.compiled). The activities
-# come with ``enrolled`` (an uncorrelated EXISTS the database evaluates once) and only when
-# the course is published, so a course with a listed activity answers in one query; the
-# access check is read on its own only when no activity is listed.
-_COURSE_ACCESS = Compiled(
-    lambda org_id, membership_id, course_id: (
-        _published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
-    ),
-    prepare=True,
-)
-_LISTED = Compiled(
-    lambda org_id, membership_id, course_id: (
-        listed_activities(org_id, course_id)
-        .filter(course__published=True)
-        .annotate(enrolled=_enrolled(org_id, membership_id, course_id))
-        .values_list(*wire_columns(Activity, ACTIVITY_COLUMNS), "enrolled")
-    ),
-    prepare=True,
-)
-
-
-def list_published_activities(
-    *, org: Organization, membership: Membership, course_id: object
-) -> list[dict]:
-    """The course's published activities of published modules, by module seq then seq, as
-    ``{attribute: value}``. The same checks as ``enrolled_course``: course unknown, foreign,
-    unpublished or a malformed id: NotFound; caller not enrolled: NotEnrolled. One query
-    when the course lists an activity, two when it lists none, whatever the number.
-    """
-    values = ids_or_404(Course, {"course_id": course_id})
-    rows = _LISTED.rows(org_id=org.id, membership_id=membership.id, **values)
-    if not rows:
-        _, enrolled = _COURSE_ACCESS.one_or_404(
-            Course, org_id=org.id, membership_id=membership.id, **values
-        )
-    else:
-        enrolled = rows[0][-1]
-    if not enrolled:
-        raise NotEnrolled()
-    return [dict(zip(ACTIVITY_COLUMNS, row[:-1], strict=True)) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -171,7 +116,7 @@ class CourseProgress:
     activities: list[ActivityProgress]
 
 
-def _standing(
+def activity_standing(
     settings: object, status: str | None, progress: float | None, state: object
 ) -> tuple[str, float, completion.Remaining]:
     """An activity's status, progress and remaining for the member, from its stored
@@ -182,7 +127,7 @@ def _standing(
     return status, progress or 0.0, completion.remaining(rules, state, status)
 
 
-def _course_status(completed_at: object, started: bool) -> str:
+def course_status(completed_at: object, started: bool) -> str:
     """A course's status for the member: completed once its completion is stored (it
     latches), in-progress once a listed activity has a report, else not-started."""
     if completed_at is not None:
@@ -218,264 +163,22 @@ def course_progress(
         .values_list("id", "settings", "mine__status", "mine__progress", "mine__state")
     )
     activities = [
-        ActivityProgress(activity_id, *_standing(settings, status, progress, state))
+        ActivityProgress(activity_id, *activity_standing(settings, status, progress, state))
         for activity_id, settings, status, progress, state in rows
     ]
     done = sum(activity.status == COMPLETED for activity in activities)
     started = any(activity.status != NOT_STARTED for activity in activities)
     return CourseProgress(
         course_id=course.id,
-        status=_course_status(course.completed_at, started),
-        progress=_fraction(done, len(activities)),
+        status=course_status(course.completed_at, started),
+        progress=fraction_done(done, len(activities)),
         completed_at=course.completed_at,
         activities=activities,
     )
 
 
-def _fraction(done: int, total: int) -> float:
+def fraction_done(done: int, total: int) -> float:
     """done / total to three decimals, 1.0 only when all are done (as 4.3 rounds)."""
     if not total:
         return 0.0
     return 1.0 if done == total else min(round(done / total, 3), 0.999)
-
-
-# --- a course's outline (8.2) -----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class OutlineActivity:
-    id: str
-    seq: int
-    title: str
-    settings: object
-    status: str
-    progress: float
-    remaining: completion.Remaining
-
-
-@dataclass(frozen=True, slots=True)
-class OutlineModule:
-    id: str
-    seq: int
-    title: str
-    activities: list[OutlineActivity]
-
-
-@dataclass(frozen=True, slots=True)
-class CourseOutline:
-    id: str
-    org_id: str
-    title: str
-    status: str
-    progress: float
-    completed_at: str | None
-    modules: list[OutlineModule]
-
-
-def _completed_at(org_id, membership_id, course_ref) -> WireTime:
-    """When the member completed ``course_ref`` (an id or an ``OuterRef``), as wire text, or
-    null."""
-    stored = stored_completion(org_id, membership_id, course_ref)
-    return WireTime(Subquery(stored.values("completed_at")[:1]))
-
-
-# The course with the caller's access and completion, as the outline's head reads it.
-_OUTLINE_HEAD = Compiled(
-    lambda org_id, membership_id, course_id: (
-        _published_courses(org_id, membership_id)
-        .filter(id=course_id)
-        .annotate(completed_at=_completed_at(org_id, membership_id, course_id))
-        .values_list(WireId("id"), WireId("org_id"), "title", "enrolled", "completed_at")
-    ),
-    prepare=True,
-)
-
-
-def _outline_rows(org_id, membership_id, course_id) -> QuerySet:
-    """The course's published modules by seq, each joined to its published activities by
-    seq (a module without one: a row of nulls) and each activity to the caller's progress;
-    every row also carries the course's head (uncorrelated subqueries, evaluated once), so
-    a course with a published module is read in one query."""
-    modules = Module.objects.for_org(org_id).filter(
-        course_id=course_id, published=True, course__published=True
-    )
-    return (
-        modules.annotate(
-            listed=FilteredRelation(
-                "activities",
-                condition=Q(
-                    activities__org=org_id,
-                    activities__course_id=course_id,
-                    activities__published=True,
-                ),
-            ),
-            mine=FilteredRelation(
-                "listed__progress",
-                condition=Q(
-                    listed__progress__org=org_id, listed__progress__membership_id=membership_id
-                ),
-            ),
-            enrolled=_enrolled(org_id, membership_id, course_id),
-            completed_at=_completed_at(org_id, membership_id, course_id),
-        )
-        .order_by("seq", "id", "listed__seq", "listed__id")
-        .values_list(
-            WireId("id"),
-            "seq",
-            "title",
-            WireId("listed__id"),
-            "listed__seq",
-            "listed__title",
-            "listed__settings",
-            "mine__status",
-            "mine__progress",
-            "mine__state",
-            WireId("course_id"),
-            WireId("org_id"),
-            "course__title",
-            "enrolled",
-            "completed_at",
-        )
-    )
-
-
-_OUTLINE = Compiled(_outline_rows, prepare=True)
-
-
-def course_outline(
-    *, org: Organization, membership: Membership, course_id: object
-) -> CourseOutline:
-    """The course's published modules by seq, each with its published activities by seq
-    (exactly the activities ``list_published_activities`` lists), each with the member's
-    status, progress and remaining; the course's status, progress and completion as
-    ``course_progress`` answers them. Access as for the listing: course unknown, foreign,
-    unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query when the
-    course has a published module, two when it has none, whatever the numbers."""
-    values = ids_or_404(Course, {"course_id": course_id})
-    lookup = {"org_id": org.id, "membership_id": membership.id, **values}
-    rows = _OUTLINE.rows(**lookup)
-    head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
-    course_id_text, org_id, course_title, enrolled, completed_at = head
-    if not enrolled:
-        raise NotEnrolled()
-    modules: list[OutlineModule] = []
-    done = listed = 0
-    started = False
-    for module_id, module_seq, module_title, activity_id, seq, title, settings, *mine in rows:
-        if not modules or modules[-1].id != module_id:
-            modules.append(OutlineModule(module_id, module_seq, module_title, []))
-        if activity_id is None:  # a module without a published activity
-            continue
-        reported, progress, state = mine[:3]
-        status, progress, remaining = _standing(settings, reported, progress, state)
-        modules[-1].activities.append(
-            OutlineActivity(activity_id, seq, title, settings, status, progress, remaining)
-        )
-        listed += 1
-        done += status == COMPLETED
-        started = started or reported is not None
-    return CourseOutline(
-        id=course_id_text,
-        org_id=org_id,
-        title=course_title,
-        status=_course_status(completed_at, started),
-        progress=_fraction(done, listed),
-        completed_at=completed_at,
-        modules=modules,
-    )
-
-
-# --- the caller's courses (8.1) ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class EnrolledCourse:
-    id: str
-    org_id: str
-    title: str
-    enrolled_at: str
-    status: str
-    progress: float
-    completed_at: str | None
-    activity_count: int
-
-
-def _count(queryset: QuerySet) -> Coalesce:
-    """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
-    counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
-    return Coalesce(Subquery(counted[:1]), 0)
-
-
-def enrolled_courses(org_id, membership_id) -> QuerySet:
-    """The member's enrollments in published courses, most recent first (the course id,
-    descending, breaks a tie), each with its course's head and the member's counts on it
-    (correlated subqueries, evaluated for the rows of the page only)."""
-    listed = Activity.objects.for_org(org_id).filter(
-        course=OuterRef("course_id"), published=True, module__published=True
-    )
-    # One filter() call: each call on a multi-valued relation would join it again.
-    mine = {"progress__org": org_id, "progress__membership_id": membership_id}
-    return (
-        Enrollment.objects.for_org(org_id)
-        .filter(membership_id=membership_id, course__published=True)
-        .order_by("-created_at", "-course_id")
-        .values_list(
-            WireId("course_id"),
-            WireId("org_id"),
-            "course__title",
-            WireTime("created_at"),
-            _completed_at(org_id, membership_id, OuterRef("course_id")),
-            _count(listed),
-            _count(listed.filter(**mine, progress__status=COMPLETED)),
-            Exists(listed.filter(**mine)),
-        )
-    )
-
-
-# Page 1 (the page nearly every request asks for), compiled once per page size and prepared:
-# its plan does not depend on the values (a member's few enrollments by the index that
-# starts with them, then subqueries by course id), and planning its four subqueries cost
-# more than running them (bench/load.py's "courses", docs/performance.md).
-_FIRST_PAGE = Compiled(
-    lambda size, org_id, membership_id: enrolled_courses(org_id, membership_id)[:size],
-    prepare=True,
-)
-
-
-def _enrolled_course(row: tuple) -> EnrolledCourse:
-    course_id, org_id, title, enrolled_at, completed_at, count, done, started = row
-    return EnrolledCourse(
-        id=course_id,
-        org_id=org_id,
-        title=title,
-        enrolled_at=enrolled_at,
-        status=_course_status(completed_at, started),
-        progress=_fraction(done, count),
-        completed_at=completed_at,
-        activity_count=count,
-    )
-
-
-def my_courses(
-    *, org: Organization, membership: Membership, page: Page
-) -> tuple[list[EnrolledCourse], int]:
-    """The page of the published courses the member is enrolled in, most recently enrolled
-    first, and their total; each with its title, the enrollment's time, the member's
-    status, progress and completion as ``course_progress`` answers them, and how many
-    activities it lists. Page 1 in one query when it is not full, two when it is; any
-    other page in at most two (``lms.pagination.page_rows``)."""
-    lookup = {"org_id": org.id, "membership_id": membership.id}
-
-    def count() -> int:  # built only when needed: a queryset costs as much as the read
-        return (
-            Enrollment.objects.for_org(org)
-            .filter(membership=membership, course__published=True)
-            .count()
-        )
-
-    if page.offset == 0:
-        rows = _FIRST_PAGE.rows(page.size, **lookup)
-        total = len(rows) if len(rows) < page.size else count()
-    else:
-        rows, total = page_rows(enrolled_courses(**lookup), page, count)
-    return [_enrolled_course(row) for row in rows], total

@@ -1,4 +1,6 @@
-"""Input validation and output shapes of the learning area (wire names are camelCase)."""
+"""Input validation and output shapes of the learning area (wire names are camelCase), and
+the ``Shape`` of each body a hot read answers (``lms.web.shapes``: built from the rows of
+``learn.wire_reads`` as the serializer would answer them)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from learn import completion
 from learn.models import Activity, ProgressStatus
 from lms.fields import StrictUUIDField
 from lms.serializers import OrgScopedSerializer
+from lms.web.shapes import Shape
 
 MAX_REPORTS = 100
 MAX_IDEMPOTENCY_KEY = 255
@@ -180,8 +183,8 @@ class ProgressInputSerializer(serializers.Serializer):
     )
 
     def validate_reports(self, reports) -> list[completion.Received]:
-        """Each report as received and as read; errors keyed by position, so that the
-        details read ``reports.3.seconds``."""
+        """Each report as received and as read; errors keyed by their paths into the body
+        (``completion.Errors``), so that the details read ``reports.3.seconds``."""
         try:
             return completion.read_reports(reports)
         except completion.Invalid as invalid:
@@ -221,21 +224,9 @@ class ActivitySerializer(OrgScopedSerializer):
         read_only_fields = fields
 
 
-def activity_row(fields: dict) -> dict:
-    """What ``ActivitySerializer`` answers for an activity, from its ``ACTIVITY_COLUMNS``
-    values by attribute name, the ids and timestamps read as wire text (``lms.db.wire``): the
-    listing skips building a serializer per activity."""
-    return {
-        "orgId": fields["org_id"],
-        "id": fields["id"],
-        "moduleId": fields["module_id"],
-        "courseId": fields["course_id"],
-        "seq": fields["seq"],
-        "title": fields["title"],
-        "settings": fields["settings"],
-        "createdAt": fields["created_at"],
-        "updatedAt": fields["updated_at"],
-    }
+# The listing's wire shape, declared once: its read selects ``ACTIVITY.columns`` and its view
+# answers ``ACTIVITY.bodies`` (``learn.wire_reads``), without a serializer per activity.
+ACTIVITY = Shape(ActivitySerializer)
 
 
 class ActivityProgressSerializer(serializers.Serializer):
@@ -267,8 +258,8 @@ class CourseProgressSerializer(serializers.Serializer):
 
 
 # --- a course's outline (8.2) and the caller's courses (8.1) ----------------------------------
-# Output shapes for the schema and for ``outline_body`` / ``enrolled_course_row``, which build
-# the same bodies without a serializer per row (tests compare the two).
+# Output shapes for the schema and for ``COURSE_OUTLINE`` / ``ENROLLED_COURSE`` (below), which
+# build the same bodies without a serializer per row.
 
 _STATUS_HELP = "The caller's: what the last progress report answered; not-started without one."
 
@@ -332,48 +323,7 @@ class EnrolledCourseSerializer(serializers.Serializer):
     )
 
 
-def outline_body(outline) -> dict:
-    """What ``CourseOutlineSerializer`` answers for a ``learn.selectors.CourseOutline``
-    (whose ids and times are wire text already)."""
-    return {
-        "id": outline.id,
-        "orgId": outline.org_id,
-        "title": outline.title,
-        "status": outline.status,
-        "progress": outline.progress,
-        "completedAt": outline.completed_at,
-        "modules": [
-            {
-                "id": module.id,
-                "seq": module.seq,
-                "title": module.title,
-                "activities": [
-                    {
-                        "id": activity.id,
-                        "seq": activity.seq,
-                        "title": activity.title,
-                        "settings": activity.settings,
-                        "status": activity.status,
-                        "progress": activity.progress,
-                        "remaining": activity.remaining,
-                    }
-                    for activity in module.activities
-                ],
-            }
-            for module in outline.modules
-        ],
-    }
-
-
-def enrolled_course_row(course) -> dict:
-    """What ``EnrolledCourseSerializer`` answers for a ``learn.selectors.EnrolledCourse``."""
-    return {
-        "id": course.id,
-        "orgId": course.org_id,
-        "title": course.title,
-        "enrolledAt": course.enrolled_at,
-        "status": course.status,
-        "progress": course.progress,
-        "completedAt": course.completed_at,
-        "activityCount": course.activity_count,
-    }
+# The bodies of a ``learn.wire_reads.CourseOutline`` and of each ``EnrolledCourse`` (whose ids
+# and times are wire text already), built from their attributes as the serializers answer.
+COURSE_OUTLINE = Shape(CourseOutlineSerializer)
+ENROLLED_COURSE = Shape(EnrolledCourseSerializer)

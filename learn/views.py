@@ -1,4 +1,6 @@
-"""Thin views: parse, call the service or selector, answer."""
+"""Thin views: parse, call the service or the read (``learn.selectors``, or
+``learn.wire_reads`` on a hot path, whose rows the ``Shape`` of the serializer answers),
+answer."""
 
 from __future__ import annotations
 
@@ -8,8 +10,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from learn.models import Enrollment, IdempotencyRecord
-from learn.selectors import course_outline, course_progress, list_published_activities, my_courses
+from learn.selectors import course_progress
 from learn.serializers import (
+    ACTIVITY,
+    COURSE_OUTLINE,
+    ENROLLED_COURSE,
     MAX_IDEMPOTENCY_KEY,
     ActivitySerializer,
     CourseOutlineSerializer,
@@ -17,11 +22,9 @@ from learn.serializers import (
     EnrolledCourseSerializer,
     ProgressInputSerializer,
     ProgressResultSerializer,
-    activity_row,
-    enrolled_course_row,
-    outline_body,
 )
 from learn.services import record_progress
+from learn.wire_reads import course_outline, list_published_activities, my_courses
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
 from lms.pagination import EnvelopePagination, envelope, read_page
@@ -131,10 +134,8 @@ class CourseActivitiesView(OrgScopedViewMixin, APIView):
         },
     )
     def get(self, request, courseId):  # the interface's name for the path parameter
-        activities = list_published_activities(
-            org=self.org, membership=request.auth, course_id=courseId
-        )
-        return rendered(request, [activity_row(activity) for activity in activities])
+        rows = list_published_activities(org=self.org, membership=request.auth, course_id=courseId)
+        return rendered(request, ACTIVITY.bodies(rows))
 
 
 class CourseProgressView(OrgScopedViewMixin, APIView):
@@ -160,7 +161,7 @@ class MyCoursesView(OrgScopedViewMixin, generics.ListAPIView):
     pagination_class = EnvelopePagination
     filter_backends: list = []
 
-    def get_queryset(self):  # the schema's; the list reads through learn.selectors
+    def get_queryset(self):  # the schema's; the list reads through learn.wire_reads
         return Enrollment.objects.none()
 
     @extend_schema(
@@ -173,9 +174,7 @@ class MyCoursesView(OrgScopedViewMixin, generics.ListAPIView):
     def get(self, request, *args, **kwargs):
         page = read_page(request)
         courses, total = my_courses(org=self.org, membership=request.auth, page=page)
-        return rendered(
-            request, envelope([enrolled_course_row(course) for course in courses], total, page)
-        )
+        return rendered(request, envelope(ENROLLED_COURSE.bodies(courses), total, page))
 
 
 class CourseOutlineView(OrgScopedViewMixin, APIView):
@@ -190,4 +189,4 @@ class CourseOutlineView(OrgScopedViewMixin, APIView):
     )
     def get(self, request, courseId):  # the interface's name for the path parameter
         outline = course_outline(org=self.org, membership=request.auth, course_id=courseId)
-        return rendered(request, outline_body(outline))
+        return rendered(request, COURSE_OUTLINE.body(outline))

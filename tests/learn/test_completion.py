@@ -411,7 +411,7 @@ def test_reports_read_into_typed_values_and_invalid_ones_by_position():
         completion.read_reports([payloads[0], {"type": "time"}, [1], {"type": "page"}])
     assert invalid.value.errors == {
         1: {"seconds": [completion.SECONDS.message]},
-        2: {"nonFieldErrors": ["Each report must be a JSON object."]},
+        2: ["Each report must be a JSON object."],
         3: {"pages": [completion.PAGES.message], "page": [completion.PAGE.message]},
     }
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import pytest
 
 from learn.models import CourseCompletion
-from learn.selectors import course_outline
 from learn.serializers import CourseOutlineSerializer
+from learn.wire_reads import course_outline
 from tests.helpers import (
     assert_error,
     assert_foreign_looks_missing,

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from learn.models import CourseCompletion, Enrollment
-from learn.selectors import my_courses
 from learn.serializers import EnrolledCourseSerializer
+from learn.wire_reads import my_courses
 from lms.pagination import Page
 from tests.helpers import assert_error, make_member, prepared_statements
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
