@@ -288,7 +288,7 @@ def test_ids_are_lower_case_uuids(api, owner, download, asset):
 
 
 def test_answers_are_what_the_link_serializer_answers(api, owner, download, assets):
-    """The link and unlink answers are built from column values (``link_row``); they must
+    """The link and unlink answers are built from column values (``LINK.bodies_of``); they must
     read as the serializer's would, microseconds included, before and after renumbering."""
     link(download, *assets[:3])
     DownloadAsset.all_orgs.filter(download=download, seq=2).update(display_name="Ünïcødé")
@@ -342,11 +342,15 @@ SURROGATE = "Surrogate characters are not allowed: U+D800."
         ),
     ],
 )
-def test_a_bad_display_name_is_answered_word_for_word(api, owner, download, asset, data, details):
-    """Every problem of the display name, in this order, and beside the asset id's."""
-    response = api.post(
-        links_url(download.id), {"assetId": str(asset.id), **data}, token=owner.token
-    )
+def test_a_bad_display_name_is_answered_word_for_word(
+    api, owner, download, asset, data, details, django_assert_num_queries
+):
+    """Every problem of the display name, in this order, and beside the asset id's; the
+    token is all a refused body reads (no transaction is opened for it)."""
+    with django_assert_num_queries(1):
+        response = api.post(
+            links_url(download.id), {"assetId": str(asset.id), **data}, token=owner.token
+        )
     answer = assert_error(response, 400, "validation_error")
     field, messages = next(iter(details.items()))
     assert (answer["message"], answer["details"]) == (f"Invalid {field}: {messages[0]}", details)
