@@ -1,15 +1,40 @@
-"""Input validation and the output shape of links. Wire names are camelCase."""
+"""Input validation and the output shape of links. Wire names are camelCase.
+
+``DownloadAssetSerializer`` is the one declaration of a link on the wire: the schema
+documents it, and ``LINK`` (``lms.web.shapes``) derives from it what the services read and
+write of a link (``LINK.sources``, ``LINK.record``) and the bodies of the link, unlink and
+list answers, built without a model instance or a serializer per link.
+
+A link's display name is judged once, by the rule of ``downloads.models``
+(``display_name_problems``) that the services apply for the API and the admin alike;
+``LinkAssetInputSerializer`` only documents it and hands it on.
+"""
+
+from collections.abc import Mapping
 
 from rest_framework import serializers
+from rest_framework.fields import empty
 
-from downloads.models import NAME_MAX_LENGTH, DownloadAsset
-from lms.fields import StrictCharField, StrictUUIDField
-from lms.serializers import OrgScopedSerializer, wire_time
+from downloads.models import NAME_MAX_LENGTH, DownloadAsset, display_name_problems
+from lms.fields import StrictUUIDField
+from lms.serializers import OrgScopedSerializer
+from lms.web.shapes import Shape
+
+
+class DisplayNameField(serializers.CharField):
+    """Documented as the string field it is declared as, its value handed on as it came:
+    the service judges it (``downloads.services.clean_display_name``). Absent or null is
+    read as a string field reads it."""
+
+    def run_validation(self, data=empty):
+        if data is empty or data is None:
+            return super().run_validation(data)
+        return data
 
 
 class LinkAssetInputSerializer(serializers.Serializer):
     assetId = StrictUUIDField(source="asset_id", help_text="The media-library asset to link.")
-    displayName = StrictCharField(
+    displayName = DisplayNameField(
         source="display_name",
         required=False,
         allow_null=True,
@@ -20,6 +45,18 @@ class LinkAssetInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "LinkAssetInput"
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            # A body refused here never reaches the service that judges the display name:
+            # its problems are named here, beside the other fields', by the same rule.
+            name = data.get("displayName") if isinstance(data, Mapping) else None
+            problems = [] if name is None else display_name_problems(name)
+            if problems and isinstance(error.detail, dict):
+                error.detail["displayName"] = problems
+            raise
 
 
 class DownloadAssetSerializer(OrgScopedSerializer):
@@ -48,18 +85,4 @@ class DownloadAssetSerializer(OrgScopedSerializer):
         ref_name = "DownloadAssetLink"
 
 
-def link_row(row: tuple) -> dict:
-    """What ``DownloadAssetSerializer`` answers for a link, from its values in the order of
-    ``downloads.services.LINK_COLUMNS``: the link and unlink answers are built from the rows
-    they read, without a model instance or a serializer per link."""
-    org_id, id_, download_id, asset_id, seq, display_name, created_at, updated_at = row
-    return {
-        "orgId": str(org_id),
-        "id": str(id_),
-        "downloadId": str(download_id),
-        "assetId": str(asset_id),
-        "seq": seq,
-        "displayName": display_name,
-        "createdAt": wire_time(created_at),
-        "updatedAt": wire_time(updated_at),
-    }
+LINK = Shape(DownloadAssetSerializer)

@@ -11,11 +11,17 @@ left, and answers 409 ``conflict`` (never a 500) only if the database keeps refu
 The API's link and unlink run on every request with statements that never change shape, so
 none of them is built and compiled by the ORM each time (docs/performance.md, "The link and
 unlink writes"): the reads (``_lock_download``, ``_current_links``, ``_asset_name``) are
-``lms.db.compiled`` reads, compiled once per process; the writes (``_insert_link`` and
-``_delete_link`` through ``lms.db.statements``, ``_shift``) are written out in SQL. Each names
-the organization, as every query of tenant rows does, and takes its columns, values and
-conversions from the model's fields, so it runs on PostgreSQL and SQLite alike. The admin's
-arrange and replace path stays on the ORM.
+``lms.db.compiled`` reads, compiled once per process; the writes (``_insert_link``,
+``_delete_link`` and the renumbering's ``statements.shift_down``) are ``lms.db.statements``.
+Each names the organization, as every query of tenant rows does, and takes its columns,
+values and conversions from the model's fields, so it runs on PostgreSQL and SQLite alike.
+The admin's arrange and replace path stays on the ORM.
+
+A link is held as a row, ``Link`` (``LINK.record``): the values of the columns that
+``downloads.serializers.DownloadAssetSerializer``, the one declaration of a link on the
+wire, answers (``LINK.sources``), read, inserted and answered as such. A rule a value breaks
+is a ``ValidationError`` keyed by the Python name (``order``, ``display_name``,
+``display_names``); the API answers it by its wire name (``lms.errors.WIRE_NAMES``).
 """
 
 from __future__ import annotations
@@ -24,17 +30,18 @@ import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, NamedTuple, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import IntegrityError, connections, router, transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.db.models import F, UniqueConstraint
 from django.utils import timezone
 
-from downloads.models import NAME_MAX_LENGTH, Asset, Download, DownloadAsset
+from downloads.models import Asset, Download, DownloadAsset, display_name_problems
+from downloads.serializers import LINK
 from lms.db import statements
 from lms.db.compiled import Compiled
-from lms.errors import Conflict, NotFound, validation_error
+from lms.errors import Conflict, NotFound
 from lms.ids import parse_id, uuid7
 
 ATTEMPTS = 3
@@ -43,34 +50,9 @@ NOT_LINKED = "No such asset is linked to this download."
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# A link's columns, as ``Link`` holds them and ``downloads.serializers.link_row`` takes them.
-LINK_COLUMNS = (
-    "org_id",
-    "id",
-    "download_id",
-    "asset_id",
-    "seq",
-    "display_name",
-    "created_at",
-    "updated_at",
-)
-
-
-class Link(NamedTuple):
-    """A link as the API's writes read and answer it: its columns, not a model instance."""
-
-    org_id: uuid.UUID
-    id: uuid.UUID
-    download_id: uuid.UUID
-    asset_id: uuid.UUID
-    seq: int
-    display_name: str
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def of(cls, link: DownloadAsset) -> Link:
-        return cls._make([getattr(link, column) for column in LINK_COLUMNS])
+# A link as the API's writes read and answer it: the values of ``LINK.sources`` (Python
+# values: UUIDs, aware datetimes), not a model instance.
+Link = LINK.record
 
 
 # The constraints a writer that slipped past the download lock breaks, by name (PostgreSQL
@@ -126,21 +108,30 @@ def _retried(service: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
-@_retried
 def link_asset(
     *,
     org: Any,
     download_id: uuid.UUID | str,
     asset_id: uuid.UUID | str,
-    display_name: str | None = None,
+    display_name: object = None,
 ) -> tuple[list[Link], bool]:
     """Appends the asset to the download (``seq`` = n + 1) unless it is already linked.
 
     Returns the download's links ordered by ``seq`` and whether a link was created. A
     re-link changes nothing (not even the display name). ``display_name`` defaults to the
-    asset's name. Raises NotFound when the download or the asset is not in ``org``.
+    asset's name; any other value is judged first (``clean_display_name``), before any
+    query, so a refused name opens no transaction. Raises NotFound when the download or the
+    asset is not in ``org``.
     """
     name = None if display_name is None else clean_display_name(display_name)
+    return _link_asset(org, download_id, asset_id, name)
+
+
+@_retried
+def _link_asset(
+    org: Any, download_id: uuid.UUID | str, asset_id: uuid.UUID | str, name: str | None
+) -> tuple[list[Link], bool]:
+    """``link_asset`` once its display name is judged."""
     download = _lock_download(org, download_id)
     wanted = parse_id(asset_id)
     links = _current_links(org, download)
@@ -192,7 +183,7 @@ def arrange_links(
     """Puts the download's links in the order of ``order`` (asset ids naming every linked
     asset exactly once), renames those in ``display_names``, and numbers them ``1..n``.
 
-    Raises a validation error (``order`` / ``displayNames``) for anything else, so a
+    Raises a ``ValidationError`` (``order`` / ``display_names``) for anything else, so a
     caller can never leave a gap, a duplicate or a blank name behind.
     """
     download = _lock_download(org, download_id)
@@ -200,7 +191,7 @@ def arrange_links(
     by_asset = {link.asset_id: link for link in links}
     wanted = [parse_id(item) for item in order]
     if len(wanted) != len(by_asset) or set(wanted) != set(by_asset):
-        raise validation_error({"order": ["List every linked asset exactly once."]})
+        raise ValidationError({"order": ["List every linked asset exactly once."]})
     ordered = [by_asset[asset_id] for asset_id in wanted]
 
     renamed: list[DownloadAsset] = []
@@ -208,18 +199,18 @@ def arrange_links(
     for key, value in (display_names or {}).items():
         link = by_asset.get(parse_id(key))
         if link is None:
-            errors.setdefault("displayNames", []).append(f"{key} is not linked.")
+            errors.setdefault("display_names", []).append(f"{key} is not linked.")
             continue
-        problem = display_name_problem(value)
-        if problem:
-            errors.setdefault("displayNames", []).append(problem)
+        problems = display_name_problems(value)
+        if problems:
+            errors.setdefault("display_names", []).extend(problems)
             continue
         name = value.strip()
         if name != link.display_name:
             link.display_name = name
             renamed.append(link)
     if errors:
-        raise validation_error(errors)
+        raise ValidationError(errors)
     _renumber(ordered, renamed=renamed)
     return ordered
 
@@ -268,23 +259,13 @@ def replace_links(
     return links, [row for row in links if row.asset_id in added]
 
 
-def display_name_problem(value: object) -> str | None:
-    """Why ``value`` is not a display name (a non-blank string of at most 200 characters
-    once trimmed), or None when it is one."""
-    if not isinstance(value, str):
-        return "Not a valid string."
-    name = value.strip()
-    if not name:
-        return "This field may not be blank."
-    if len(name) > NAME_MAX_LENGTH:
-        return f"Ensure this field has no more than {NAME_MAX_LENGTH} characters."
-    return None
-
-
 def clean_display_name(value: object) -> str:
-    problem = display_name_problem(value)
-    if problem:
-        raise validation_error({"displayName": [problem]})
+    """``value`` trimmed, when it is a display name (``downloads.models.display_name_problems``,
+    the one judge of one, on the API's path and the admin's); a ``ValidationError`` on
+    ``display_name`` saying why not otherwise."""
+    problems = display_name_problems(value)
+    if problems:
+        raise ValidationError({"display_name": problems})
     return value.strip()  # type: ignore[union-attr]
 
 
@@ -326,7 +307,7 @@ _LINKS = Compiled(
         DownloadAsset.objects.for_org(org_id)
         .filter(download_id=download_id)
         .order_by("seq")
-        .values_list(*LINK_COLUMNS)
+        .values_list(*LINK.sources)
     ),
     prepare=True,
 )
@@ -356,14 +337,8 @@ def _link_models(org: Any, download: Download) -> list[DownloadAsset]:
 def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
     """Numbers ``links`` (the download's links after one was deleted, read under its lock,
     in order) ``1..n`` again and answers them as stored: the links after the gap each move
-    down by one, in two relative updates whatever their number.
-
-    A non-deferrable unique constraint is checked row by row inside one UPDATE (PostgreSQL
-    and SQLite alike) and ``seq >= 1`` rules out negative positions, so a single
-    ``seq = seq - 1`` could collide mid-statement. The links after the gap first jump above
-    every position in use (``+ top``: all distinct, none taken), then land one below where
-    they were, on positions only they claim.
-    """
+    down by one, in two relative updates whatever their number (``statements.shift_down``,
+    which says why two)."""
     shifts = [link.seq - position for position, link in enumerate(links, 1)]
     if not any(shifts):
         return links
@@ -371,12 +346,20 @@ def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
         # Positions had gaps before: not a state the services leave.
         models = _link_models(org, download)
         _renumber(models)
-        return [Link.of(model) for model in models]
+        return [Link._make([getattr(model, name) for name in LINK.sources]) for model in models]
     # Positions strictly increase, so the links one above their place are a suffix: the
     # rows at or after the first of them.
     first = next(link.seq for link, shift in zip(links, shifts, strict=True) if shift)
     top, now = links[-1].seq, timezone.now()
-    _shift(download, first=first, top=top, now=now)
+    statements.shift_down(
+        DownloadAsset,
+        org_id=download.org_id,
+        within={"download": download.id},
+        position="seq",
+        first=first,
+        top=top,
+        updated_at=now,
+    )
     return [
         link._replace(seq=link.seq - 1, updated_at=now) if shift else link
         for link, shift in zip(links, shifts, strict=True)
@@ -389,11 +372,11 @@ def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
 
 
 # Checked at import: every other column of a link has a default (``lms.db.statements``).
-_INSERT_LINK = statements.Insert(DownloadAsset, LINK_COLUMNS)
+_INSERT_LINK = statements.Insert(DownloadAsset, LINK.sources)
 
 
 def _insert_link(link: Link) -> None:
-    """``INSERT`` of a new link with ``LINK_COLUMNS`` given (the id a UUIDv7 and both
+    """``INSERT`` of a new link with ``LINK.sources`` given (the id a UUIDv7 and both
     timestamps the same moment, as the model's defaults would make them) and any other
     column its default, written out (``lms.db.statements``): Django's ``create`` builds a
     model, runs each field's ``pre_save`` and compiles the statement on every new link."""
@@ -405,31 +388,6 @@ def _delete_link(link: Link) -> None:
     delete builds a deletion collector (which finds nothing to cascade) and compiles the
     statement on every unlink."""
     statements.delete(DownloadAsset, org_id=link.org_id, pk=link.id)
-
-
-def _shift(download: Download, *, first: int, top: int, now: datetime) -> None:
-    """The two statements of ``_close_gap``, written out: they never change shape, and the
-    ORM compiled the same two UPDATEs again on every unlink (docs/performance.md).
-    Like every query of tenant rows they name the organization (the download's)."""
-    db = router.db_for_write(DownloadAsset)
-    connection = connections[db]
-    meta, quote = DownloadAsset._meta, connection.ops.quote_name
-    table = quote(meta.db_table)
-    org, key, seq, stamp = (
-        meta.get_field(name) for name in ("org", "download", "seq", "updated_at")
-    )
-    where = f"{quote(org.column)} = %s AND {quote(key.column)} = %s AND {quote(seq.column)}"
-    scope = [
-        org.get_db_prep_value(download.org_id, connection),
-        key.get_db_prep_value(download.id, connection),
-    ]
-    moved = f"UPDATE {table} SET {quote(seq.column)} = {quote(seq.column)}"
-    with connection.cursor() as cursor:
-        cursor.execute(f"{moved} + %s WHERE {where} >= %s", [top, *scope, first])
-        cursor.execute(
-            f"{moved} - %s, {quote(stamp.column)} = %s WHERE {where} > %s",
-            [top + 1, stamp.get_db_prep_value(now, connection), *scope, top],
-        )
 
 
 def _renumber(links: list[DownloadAsset], *, renamed: Sequence[DownloadAsset] = ()) -> None:

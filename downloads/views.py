@@ -1,5 +1,5 @@
 """4.1 link an asset to a download, 4.2 unlink it, 8.4 read its links. Thin: parse, call the
-service, answer."""
+service, answer the links it returns as ``DownloadAssetSerializer`` would (``LINK``)."""
 
 from uuid import UUID
 
@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from downloads import services
 from downloads.models import Download
-from downloads.serializers import DownloadAssetSerializer, LinkAssetInputSerializer, link_row
+from downloads.serializers import LINK, DownloadAssetSerializer, LinkAssetInputSerializer
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 from organizations.permissions import IsMember, IsStaffRole
@@ -55,7 +55,7 @@ class DownloadAssetsView(OrgScopedViewMixin, APIView):
     )
     def get(self, request, downloadId: UUID):  # the URL carries the wire name
         links = services.download_links(org=self.org, download_id=downloadId)
-        return rendered(request, [link_row(link) for link in links])
+        return rendered(request, LINK.bodies_of(links))
 
     @extend_schema(
         operation_id="link_download_asset",
@@ -80,7 +80,7 @@ class DownloadAssetsView(OrgScopedViewMixin, APIView):
             asset_id=data.validated_data["asset_id"],
             display_name=data.validated_data.get("display_name"),
         )
-        return rendered(request, [link_row(link) for link in links], status=201 if created else 200)
+        return rendered(request, LINK.bodies_of(links), status=201 if created else 200)
 
 
 class DownloadAssetView(OrgScopedViewMixin, APIView):
@@ -103,4 +103,4 @@ class DownloadAssetView(OrgScopedViewMixin, APIView):
     )
     def delete(self, request, downloadId: UUID, assetId: UUID):  # the URL carries the wire names
         links = services.unlink_asset(org=self.org, download_id=downloadId, asset_id=assetId)
-        return rendered(request, [link_row(link) for link in links])
+        return rendered(request, LINK.bodies_of(links))

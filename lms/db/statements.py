@@ -18,12 +18,16 @@ primary key: left to the database; nullable: NULL). So a field added with a defa
 no change to the hot writes. A column none of that fills fails the first ``insert`` (or a
 module-level ``Insert``, at import) with ``ImproperlyConfigured`` naming the model, the
 field and what to change.
+
+``shift_down`` moves the rows of an ordered group after a removed one down a position (an
+unlink's renumbering) in two statements whatever their number; it names the organization as
+well as the group.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -168,4 +172,59 @@ def delete(model: type[Model], *, org_id: Any, pk: Any) -> int:
         connection,
         f"DELETE FROM {quote(meta.db_table)} WHERE {_one_row(meta, quote)}",
         _one_row_params(meta, connection, org_id, pk),
+    )
+
+
+def shift_down(
+    model: type[Model],
+    *,
+    org_id: Any,
+    within: Mapping[str, Any],
+    position: str,
+    first: int,
+    top: int,
+    **values: Any,
+) -> int:
+    """Moves the rows of one ordered group down one position: the rows of ``org_id`` and
+    ``within`` (field name -> value: the group, such as a download's links) whose
+    ``position`` is ``first`` or more, setting ``values`` (by field name, such as the time
+    they change) on them. ``top`` is at least every position of the group in use. The number
+    of rows moved.
+
+    Two relative UPDATEs whatever the number of rows. A non-deferrable unique constraint on
+    the positions is checked row by row inside one UPDATE (PostgreSQL and SQLite alike) and
+    a check that positions are positive rules out passing through negative ones, so a
+    single ``position = position - 1`` could collide mid-statement. The rows first jump
+    above every position in use (``+ top``: all distinct, none taken), then land one below
+    where they were, on positions only they claim.
+    """
+    connection, meta, quote = _target(model)
+    table, seq = quote(meta.db_table), meta.get_field(position)
+    column = quote(seq.column)
+    group = [meta.get_field("org"), *(meta.get_field(name) for name in within)]
+    where = " AND ".join(f"{quote(field.column)} = %s" for field in group)
+    scope = [
+        field.get_db_prep_value(value, connection)
+        for field, value in zip(group, [org_id, *within.values()], strict=True)
+    ]
+    fields = [meta.get_field(name) for name in values]
+    _run(
+        connection,
+        f"UPDATE {table} SET {column} = {column} + %s WHERE {where} AND {column} >= %s",
+        [top, *scope, seq.get_db_prep_value(first, connection)],
+    )
+    return _run(
+        connection,
+        f"UPDATE {table} SET {column} = {column} - %s"
+        f"{''.join(f', {quote(field.column)} = %s' for field in fields)}"
+        f" WHERE {where} AND {column} > %s",
+        [
+            top + 1,
+            *(
+                field.get_db_prep_save(value, connection)
+                for field, value in zip(fields, values.values(), strict=True)
+            ),
+            *scope,
+            seq.get_db_prep_value(top, connection),
+        ],
     )

@@ -186,6 +186,25 @@ def test_a_blank_name_falls_back_to_the_assets_name(admin_client, download, asse
     assert stored(download) == [(asset.id, 1, asset.name)]
 
 
+@pytest.mark.parametrize("name", ["x" * 201, "a\x00b"])
+@pytest.mark.parametrize("new", [False, True], ids=["renamed", "added"])
+def test_a_name_that_is_no_display_name_is_an_error_on_its_row(
+    admin_client, download, assets, name, new
+):
+    rows = rows_of(link(download, assets[0]))
+    if new:
+        rows.append({"asset": assets[1].id, "display_name": name})
+    else:
+        rows[0]["display_name"] = name
+    response = admin_client.post(change_url(download), inline_post(download, rows))
+    assert response.status_code == 200
+    (formset,) = [inline.formset for inline in response.context["inline_admin_formsets"]]
+    assert [sorted(errors) for errors in formset.errors] == (
+        [[], ["display_name"]] if new else [["display_name"]]
+    )
+    assert stored(download) == [(assets[0].id, 1, assets[0].name)]
+
+
 def test_the_same_asset_twice_is_a_form_error(admin_client, download, assets):
     rows = rows_of(link(download, assets[0]))
     rows.append({"asset": assets[0].id})

@@ -288,7 +288,7 @@ def test_ids_are_lower_case_uuids(api, owner, download, asset):
 
 
 def test_answers_are_what_the_link_serializer_answers(api, owner, download, assets):
-    """The link and unlink answers are built from column values (``link_row``); they must
+    """The link and unlink answers are built from column values (``LINK.bodies_of``); they must
     read as the serializer's would, microseconds included, before and after renumbering."""
     link(download, *assets[:3])
     DownloadAsset.all_orgs.filter(download=download, seq=2).update(display_name="Ünïcødé")
@@ -303,3 +303,73 @@ def test_answers_are_what_the_link_serializer_answers(api, owner, download, asse
     assert relinked.json() == expected()
     unlinked = api.delete(f"{links_url(download.id)}/{assets[0].id}", token=owner.token)
     assert unlinked.json() == expected()
+
+
+BLANK = "This field may not be blank."
+NOT_TEXT = "Not a valid string."
+TOO_LONG = "Ensure this field has no more than 200 characters."
+NUL = "Null characters are not allowed."
+SURROGATE = "Surrogate characters are not allowed: U+D800."
+
+
+@pytest.mark.parametrize(
+    ("data", "details"),
+    [
+        pytest.param({"displayName": ""}, {"displayName": [BLANK]}, id="empty"),
+        pytest.param({"displayName": "\u3000 "}, {"displayName": [BLANK]}, id="blank"),
+        pytest.param({"displayName": 42}, {"displayName": [NOT_TEXT]}, id="number"),
+        pytest.param({"displayName": 1.5}, {"displayName": [NOT_TEXT]}, id="float"),
+        pytest.param({"displayName": True}, {"displayName": [NOT_TEXT]}, id="boolean"),
+        pytest.param({"displayName": ["x"]}, {"displayName": [NOT_TEXT]}, id="list"),
+        pytest.param({"displayName": {}}, {"displayName": [NOT_TEXT]}, id="object"),
+        pytest.param({"displayName": "x" * 201}, {"displayName": [TOO_LONG]}, id="too-long"),
+        pytest.param({"displayName": "a\x00b"}, {"displayName": [NUL]}, id="nul"),
+        pytest.param({"displayName": "a\ud800b"}, {"displayName": [SURROGATE]}, id="surrogate"),
+        pytest.param(
+            {"displayName": "x" * 201 + "\x00\ud800"},
+            {"displayName": [TOO_LONG, NUL, SURROGATE]},
+            id="every-problem",
+        ),
+        pytest.param(
+            {"assetId": "nope", "displayName": " "},
+            {"assetId": ["Must be a valid UUID."], "displayName": [BLANK]},
+            id="with-a-bad-asset-id",
+        ),
+        pytest.param(
+            {"assetId": 5, "displayName": 42},
+            {"assetId": ["Must be a valid UUID."], "displayName": [NOT_TEXT]},
+            id="with-a-number-for-asset-id",
+        ),
+    ],
+)
+def test_a_bad_display_name_is_answered_word_for_word(
+    api, owner, download, asset, data, details, django_assert_num_queries
+):
+    """Every problem of the display name, in this order, and beside the asset id's; the
+    token is all a refused body reads (no transaction is opened for it)."""
+    with django_assert_num_queries(1):
+        response = api.post(
+            links_url(download.id), {"assetId": str(asset.id), **data}, token=owner.token
+        )
+    answer = assert_error(response, 400, "validation_error")
+    field, messages = next(iter(details.items()))
+    assert (answer["message"], answer["details"]) == (f"Invalid {field}: {messages[0]}", details)
+    assert list(answer["details"]) == list(details)
+    assert not DownloadAsset.all_orgs.exists()
+
+
+def test_a_bad_display_name_of_an_unknown_download_is_a_400_not_a_404(api, owner, asset):
+    response = api.post(
+        links_url(MISSING), {"assetId": str(asset.id), "displayName": ""}, token=owner.token
+    )
+    assert assert_error(response, 400, "validation_error")["details"] == {"displayName": [BLANK]}
+
+
+def test_a_long_name_that_trims_to_the_limit_is_taken(api, owner, download, asset):
+    response = api.post(
+        links_url(download.id),
+        {"assetId": str(asset.id), "displayName": f"  {'x' * 200}\t"},
+        token=owner.token,
+    )
+    assert response.status_code == 201
+    assert response.json()[0]["displayName"] == "x" * 200

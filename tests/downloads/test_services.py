@@ -2,10 +2,11 @@
 slipped past the download lock makes the database refuse, which is retried, not a 500."""
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from downloads import services
 from downloads.models import DownloadAsset
-from lms.errors import NotFound, ValidationFailed
+from lms.errors import NotFound, wire_details
 from tests.downloads.factories import link, link_new
 from tests.helpers import assert_error
 
@@ -52,20 +53,20 @@ def test_arrange_renames(org, download, assets):
 )
 def test_arrange_refuses_an_order_that_is_not_every_link_once(org, download, assets, order):
     link(download, *assets[:2])
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(ValidationError) as caught:
         services.arrange_links(org=org, download_id=download.id, order=order(assets))
-    assert list(caught.value.details) == ["order"]
+    assert list(wire_details(caught.value)) == ["order"]
     assert [a for a, *_ in stored(download)] == [assets[0].id, assets[1].id]
 
 
 @pytest.mark.parametrize("name", ["", "  ", None, "x" * 201])
 def test_arrange_refuses_a_blank_or_long_name(org, download, asset, name):
     link(download, asset)
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(ValidationError) as caught:
         services.arrange_links(
             org=org, download_id=download.id, order=[asset.id], display_names={asset.id: name}
         )
-    assert list(caught.value.details) == ["displayNames"]
+    assert list(wire_details(caught.value)) == ["displayNames"]
     assert stored(download)[0][2] == asset.name
 
 
@@ -164,7 +165,7 @@ def test_replace_keeps_what_another_writer_changed_meanwhile(org, download, asse
 def test_replace_is_all_or_nothing(org, download, assets):
     a, b = assets[:2]
     link(download, a)
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(ValidationError):
         services.replace_links(
             org=org,
             download_id=download.id,

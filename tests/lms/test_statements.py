@@ -1,5 +1,6 @@
 """lms.db.statements: written-out INSERT, UPDATE and DELETE of tenant rows, read back through
-the ORM on both databases, and never reaching another organization's row."""
+the ORM on both databases, and never reaching another organization's row (or, for
+``shift_down``, another group's)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, models
 from django.test.utils import CaptureQueriesContext, isolate_apps
 
+from downloads.models import DownloadAsset
 from learn.models import Activity, Course
 from lms.db import statements
 from lms.ids import uuid7
+from tests.downloads.factories import AssetFactory, DownloadFactory
 from tests.helpers import prepared_statements
 from tests.learn.factories import ActivityFactory, CourseFactory
 
@@ -71,6 +74,86 @@ def test_delete_removes_the_one_row(org):
     kept, gone = CourseFactory(org=org), CourseFactory(org=org)
     assert statements.delete(Course, org_id=org.id, pk=gone.id) == 1
     assert list(Course.objects.for_org(org).values_list("id", flat=True)) == [kept.id]
+
+
+# --- shift_down: an ordered group's rows after a gap, one position down ---------------------
+
+
+def _positions(download, seqs) -> list[DownloadAsset]:
+    """Links of ``download`` at ``seqs``, each to an asset of its own, stamped ``WHEN``."""
+    rows = [
+        DownloadAsset.all_orgs.create(
+            org_id=download.org_id,
+            download=download,
+            asset=AssetFactory(org_id=download.org_id),
+            seq=seq,
+            display_name=f"at {seq}",
+        )
+        for seq in seqs
+    ]
+    DownloadAsset.all_orgs.filter(download=download).update(updated_at=WHEN)
+    return rows
+
+
+def _stored(download) -> list[tuple]:
+    return list(
+        DownloadAsset.all_orgs.filter(download=download)
+        .order_by("seq")
+        .values_list("display_name", "seq", "updated_at")
+    )
+
+
+def _shift(download, *, org_id=None, first, top, now):
+    return statements.shift_down(
+        DownloadAsset,
+        org_id=org_id or download.org_id,
+        within={"download": download.id},
+        position="seq",
+        first=first,
+        top=top,
+        updated_at=now,
+    )
+
+
+def test_shift_down_closes_a_gap_past_the_unique_positions_and_stamps_the_moved_rows(org):
+    """Positions are unique per download and checked row by row: the rows after the gap
+    move down one without ever meeting a taken position, whatever their number."""
+    download = DownloadFactory(org=org)
+    _positions(download, [1, 2, *range(4, 14)])
+    later = datetime(2026, 5, 6, 7, 8, 9, tzinfo=UTC)
+
+    assert _shift(download, first=4, top=13, now=later) == 10
+
+    assert _stored(download) == [
+        ("at 1", 1, WHEN),
+        ("at 2", 2, WHEN),
+        *((f"at {seq}", seq - 1, later) for seq in range(4, 14)),
+    ]
+
+
+def test_shift_down_never_reaches_another_group_or_organization(org, other_org):
+    download, sibling = DownloadFactory(org=org), DownloadFactory(org=org)
+    _positions(download, [1, 3])
+    _positions(sibling, [1, 3])
+    later = datetime(2026, 5, 6, tzinfo=UTC)
+
+    assert _shift(download, org_id=other_org.id, first=3, top=3, now=later) == 0
+    assert _shift(download, first=3, top=3, now=later) == 1
+
+    assert _stored(download) == [("at 1", 1, WHEN), ("at 3", 2, later)]
+    assert _stored(sibling) == [("at 1", 1, WHEN), ("at 3", 3, WHEN)]
+
+
+@pytest.mark.postgres
+def test_shift_down_is_prepared_once_per_connection(org):
+    downloads = DownloadFactory.create_batch(3, org=org)
+    for download in downloads:
+        _positions(download, [1, 3])
+    for download in downloads:
+        assert _shift(download, first=3, top=3, now=WHEN) == 1
+    ran = prepared_statements("UPDATE%seq%")
+    assert len(ran) == 2 and {runs for _, runs in ran} == {3}
+    assert all(str(download.id) not in statement for statement, _ in ran)
 
 
 @pytest.mark.postgres
