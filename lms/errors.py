@@ -192,6 +192,7 @@ WIRE_NAMES = {
     "first_name": "firstName",
     "last_name": "lastName",
     "expires_at": "expiresAt",
+    "invited_by": "invitedBy",
 }
 
 

@@ -9,18 +9,16 @@ take the last slot:
 
 - ``RedisWindowStore`` when ``caches["shared"]`` is Redis (``REDIS_URL`` set): one Lua
   script per request on a sorted set; Redis runs a script atomically.
-- ``DatabaseWindowStore`` otherwise: one ``ThrottleWindow`` row per key. On PostgreSQL one
-  ``INSERT ... ON CONFLICT DO UPDATE`` statement counts a hit under the row's lock; on
-  SQLite the row is read and written in a transaction (every write transaction is
-  ``BEGIN IMMEDIATE`` there, which serializes them). Django's database cache has
-  no atomic increment (its ``incr`` is a get then a set), hence a table of our own.
+- ``DatabaseWindowStore`` otherwise: one ``ThrottleWindow`` row per key. One
+  ``INSERT ... ON CONFLICT DO UPDATE`` statement counts a hit under the row's lock, on
+  PostgreSQL and SQLite alike (``lms.db.windows``). Django's database cache has no atomic
+  increment (its ``incr`` is a get then a set), hence a table of our own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
-import json
 import re
 import secrets
 import time
@@ -30,12 +28,11 @@ from typing import Protocol
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection, transaction
+from django.db import transaction
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from lms.db import statements
-from lms.db.compiled import preparing_cursor
+from lms.db.windows import SlidingWindow
 from lms.ops.metrics import count_throttled
 from organizations.models import ThrottleWindow
 
@@ -70,56 +67,19 @@ class DatabaseWindowStore:
         self.clock = clock
 
     def hit(self, key: str, *, limit: int, window: int) -> float | None:
-        if connection.vendor == "postgresql":
-            return self._upsert(key, limit=limit, window=window)
-        with transaction.atomic():
-            row = None
-            while row is None:
-                ThrottleWindow.objects.bulk_create(
-                    [ThrottleWindow(key=key, hits=[], expires=0)], ignore_conflicts=True
-                )
-                # A passed window's row that another request purged between the insert
-                # (which found it) and this lock is gone: insert it again.
-                row = ThrottleWindow.objects.select_for_update().filter(key=key).first()
-            # Read the clock only once the row is ours, so the stored hits stay in order.
-            now = self.clock()
-            hits = sorted(t for t in row.hits if t > now - window)
-            if len(hits) >= limit:
-                return hits[len(hits) - limit] + window - now
-            first_in_window = not hits
-            hits.append(now)
-            row.hits, row.expires = hits, now + window
-            row.save(update_fields=["hits", "expires"])
-            if first_in_window:
-                self._purge(now, keep=key)
-        return None
-
-    def _upsert(self, key: str, *, limit: int, window: int) -> float | None:
-        """PostgreSQL: one ``INSERT ... ON CONFLICT DO UPDATE`` counts the hit, no
-        transaction of our own, prepared on the connection (``lms.db.compiled``). The conflict
-        locks the key's row (concurrent hits on one key queue there, as behind
-        ``FOR UPDATE``); its ``WHERE`` refuses the hit when the window is full, and then
-        nothing is returned. A row purged meanwhile is inserted again by PostgreSQL itself.
-        The table is unlogged (``ThrottleWindow``), so the hit's commit does not wait for the
+        """One statement counts the hit (``lms.db.windows``), in no transaction of our own;
+        a refused hit then reads the key's hits, only to say how long to wait. On PostgreSQL
+        the table is unlogged (``ThrottleWindow``), so a hit's commit does not wait for the
         disk."""
         now = self.clock()
-        params = {"key": key, "now": now, "since": now - window, "limit": limit,
-                  "renew_before": now + window, "expires": now + 2 * window}  # fmt: skip
-        for n, (field, make) in enumerate(_FILLED):
-            params[f"fill_{n}"] = field.get_db_prep_save(make(), connection)
-        with preparing_cursor(connection) as cursor:
-            cursor.execute(_UPSERT_SQL, params)
-            row = cursor.fetchone()
-            if row is None:
-                # Refused: the hits as they are now, only to say how long to wait.
-                cursor.execute(_HITS_SQL, [key])
-                found = cursor.fetchone()
-        if row is not None:
-            if row[0] == 1:
+        held = _WINDOWS.hit(key, now=now, window=window, limit=limit)
+        if held is not None:
+            if held == 1:
                 with transaction.atomic():
                     self._purge(now, keep=key)
             return None
-        hits = sorted(t for t in (_json_list(found[0]) if found else []) if t > now - window)
+        # Refused: the hits as they are now, only to say how long to wait.
+        hits = sorted(t for t in _WINDOWS.hits(key) if t > now - window)
         if len(hits) < limit:  # a slot freed up since: try again at once
             return 0.0
         return hits[len(hits) - limit] + window - now
@@ -141,50 +101,9 @@ class DatabaseWindowStore:
         ThrottleWindow.objects.all().delete()
 
 
-_quote = connection.ops.quote_name
-_META = ThrottleWindow._meta
-_TABLE = _quote(_META.db_table)
-_KEY, _HITS, _EXPIRES = (
-    _quote(_META.get_field(name).column) for name in ("key", "hits", "expires")
-)
-# Any other column of the table, filled as the model would (``lms.db.statements.fillers``):
-# a field added with a default needs no change here; one without fails at import.
-_FILLED = statements.fillers(
-    ThrottleWindow,
-    [_META.get_field(name) for name in ("key", "hits", "expires")],
-    by="The throttle's upsert (organizations.throttling)",
-)
-_FILLED_COLUMNS = "".join(f", {_quote(field.column)}" for field, _ in _FILLED)
-_FILLED_VALUES = "".join(f", %(fill_{n})s" for n in range(len(_FILLED)))
-# The hits still in the window: a JSON path filter, run in C over the stored array (casting
-# each element to float8 in SQL and aggregating them again cost more for every hit kept).
-_KEPT = (
-    f"jsonb_path_query_array(w.{_HITS}, '$[*] ? (@ > $since)',"
-    " jsonb_build_object('since', %(since)s::float8))"
-)
-# The hits in the window and this one, or nothing when the window is full. It answers how
-# many hits the window now holds (1: this hit starts it). On PostgreSQL the hits are kept in
-# the order they were written, not sorted: only their count and the oldest matter.
-# ``expires`` (indexed, for the purge) moves two windows ahead, and only once it is less
-# than a window away: it stays past the last hit's window, and most hits leave it as it was,
-# so their update is a HOT one (no index entry; the page is pruned without a vacuum). A
-# hit that moved it on every request wrote three index entries and left a dead row version
-# each time.
-_UPSERT_SQL = f"""
-INSERT INTO {_TABLE} AS w ({_KEY}, {_HITS}, {_EXPIRES}{_FILLED_COLUMNS})
-VALUES (%(key)s, jsonb_build_array(%(now)s::float8), %(expires)s{_FILLED_VALUES})
-ON CONFLICT ({_KEY}) DO UPDATE SET
-  {_HITS} = {_KEPT} || to_jsonb(%(now)s::float8),
-  {_EXPIRES} = CASE WHEN w.{_EXPIRES} < %(renew_before)s THEN %(expires)s ELSE w.{_EXPIRES} END
-WHERE jsonb_array_length({_KEPT}) < %(limit)s
-RETURNING jsonb_array_length({_HITS})
-"""
-_HITS_SQL = f"SELECT {_HITS} FROM {_TABLE} WHERE {_KEY} = %s"
-
-
-def _json_list(value) -> list:
-    # psycopg decodes jsonb itself; a driver that does not hands over the text.
-    return json.loads(value) if isinstance(value, str | bytes) else value
+# One statement counts a hit (lms.db.windows); a field added to ThrottleWindow with a
+# default needs no change here, one without fails at import.
+_WINDOWS = SlidingWindow(ThrottleWindow)
 
 
 # KEYS[1] the sorted set of let-through times; ARGV: window seconds, limit, a unique member.

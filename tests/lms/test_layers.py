@@ -5,6 +5,7 @@ on. A short walk over the syntax trees; no import-time side effects are needed."
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -186,4 +187,117 @@ def test_no_app_imports_another_apps_admin():
             }
             if admins:
                 found[str(path.relative_to(ROOT))] = admins
+    assert found == {}
+
+
+# SQL is written only in the database machinery (docs/architecture.md): the apps call its
+# helpers with their models. Migrations keep theirs (RunSQL); bench/, harness/ and tests/
+# are not the project's code.
+SQL_PACKAGES = {"lms", *FEATURES}
+SQL_HOME = ROOT / "lms" / "db"
+RAW_SQL_CALLS = frozenset({"cursor", "execute", "executemany", "raw", "extra"})
+RAW_SQL_NAMES = frozenset({"RawSQL", "RunSQL"})
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return head and f"{head}.{node.attr}"
+    return None
+
+
+def raw_sql(source: str, modules: Collection[str] = ()) -> list[str]:
+    """Where ``source`` writes SQL of its own, each as ``"line: what"``: a call of
+    ``.cursor(``, ``.execute(``, ``.executemany(``, ``.raw(`` or ``.extra(``, or ``RawSQL`` or
+    ``RunSQL`` named (imported, called or reached as an attribute). A call on a project
+    module (one of ``modules``, as the file imports it: ``runs.execute`` after
+    ``from automations import runs``) is that module's function, not a cursor's."""
+    tree = ast.parse(source)
+    bound: dict[str, str] = {}  # local name -> the module it is
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    bound[head] = head
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found = []
+    for node in ast.walk(tree):
+        what = None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in RAW_SQL_CALLS
+        ):
+            receiver = _dotted(node.func.value)
+            if receiver is not None:
+                head, _, rest = receiver.partition(".")
+                receiver = ".".join(filter(None, [bound.get(head, head), rest]))
+            if receiver not in modules:
+                what = f".{node.func.attr}("
+        elif isinstance(node, ast.Name) and node.id in RAW_SQL_NAMES:
+            what = node.id
+        elif isinstance(node, ast.Attribute) and node.attr in RAW_SQL_NAMES:
+            what = node.attr
+        elif isinstance(node, ast.ImportFrom):
+            what = next((a.name for a in node.names if a.name in RAW_SQL_NAMES), None)
+        if what is not None:
+            found.append(f"{node.lineno}: {what}")
+    return sorted(set(found), key=lambda line: (int(line.split(":")[0]), line))
+
+
+def test_the_sql_check_finds_each_way_of_writing_sql():
+    source = """
+from django.db import connection, migrations
+from django.db.models.expressions import RawSQL
+from automations import runs
+import automations.queue
+import automations.tasks as tasks
+
+with connection.cursor() as cursor:
+    cursor.execute("SELECT 1")
+    cursor.executemany("SELECT %s", [[1]])
+Course.objects.raw("SELECT * FROM learn_course")
+Course.objects.extra(where=["1 = 1"])
+Course.objects.annotate(one=RawSQL("1", []))
+operation = migrations.RunSQL("SELECT 1")
+runs.execute(run_id)
+automations.queue.execute_run(run_id)
+tasks.execute_run(run_id)
+"""
+    modules = {"automations.runs", "automations.queue", "automations.tasks"}
+    assert raw_sql(source, modules) == [
+        "3: RawSQL",
+        "8: .cursor(",
+        "9: .execute(",
+        "10: .executemany(",
+        "11: .raw(",
+        "12: .extra(",
+        "13: RawSQL",
+        "14: RunSQL",
+    ]
+    # Without knowing them as modules, their functions named ``execute`` look like SQL.
+    assert raw_sql("from automations import runs\nruns.execute(1)\n") == ["2: .execute("]
+
+
+def test_sql_is_written_only_in_the_database_machinery():
+    """No module of the project's packages outside ``lms.db`` (migrations aside) takes a
+    cursor or runs SQL of its own: a statement the ORM does not write is a helper of
+    ``lms.db`` that the app calls with its model (``lms.db.statements``,
+    ``lms.db.windows``, ``lms.db.health``)."""
+    modules = set(project_modules())
+    found = {}
+    for package in sorted(SQL_PACKAGES):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts or path.is_relative_to(SQL_HOME):
+                continue
+            lines = raw_sql(path.read_text(), modules)
+            if lines:
+                found[str(path.relative_to(ROOT))] = lines
     assert found == {}

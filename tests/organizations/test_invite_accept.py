@@ -7,7 +7,6 @@ import logging
 import uuid
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from organizations.models import ApiToken, Invite, Membership, User
@@ -344,12 +343,11 @@ def test_unknown_tokens_cannot_be_enumerated_through_accept(api, rate):
     assert statuses == [404] * 5 + [429] * 2
 
 
-# The throttle (PostgreSQL: one upsert; SQLite: savepoint, insert, locked read, update and
-# release); then the locked invite, the user lookup and insert (in a savepoint), the
-# membership lookup and insert (in a savepoint), the token (in a savepoint) and the invite's
-# update, all in one savepoint; and invite.accepted's look-up of the organization's
-# automations.
-ACCEPT_QUERIES = 17 if connection.vendor == "postgresql" else 21
+# The throttle (one upsert); then the locked invite, the user lookup and insert (in a
+# savepoint), the membership lookup and insert (in a savepoint), the token (in a savepoint)
+# and the invite's update, all in one savepoint; and invite.accepted's look-up of the
+# organization's automations.
+ACCEPT_QUERIES = 17
 
 
 def test_query_count_is_pinned(api, org, django_assert_num_queries):

@@ -169,12 +169,12 @@ def test_replays_count_toward_the_throttle(api, pending, settings):
     assert statuses == [201, 201, 201, 429]
 
 
-# The throttle (PostgreSQL: one upsert; SQLite: five), the answer's look-up, then in one
+# The throttle (one upsert), the answer's look-up, then in one
 # savepoint the accept of test_invite_accept.py (in its own: the locked invite, the user, the
 # membership, the token, the invite's update, the automations' look-up), the purge of expired
 # answers and the insert of this one. A replay: the throttle and the answer's look-up.
-KEYED_ACCEPT_QUERIES = 22 if connection.vendor == "postgresql" else 26
-REPLAY_QUERIES = 2 if connection.vendor == "postgresql" else 6
+KEYED_ACCEPT_QUERIES = 22
+REPLAY_QUERIES = 2
 
 
 def test_query_counts_are_pinned(api, org, django_assert_num_queries):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-from django.db import connection
 
 from organizations.models import Invite, hash_token
 from organizations.services import create_invite, reissue_invite, revoke_invite
@@ -16,13 +15,10 @@ from tests.organizations.factories import make_invite
 pytestmark = pytest.mark.django_db
 
 EXPECTED = {"email": "grace.hopper@example.com", "firstName": "Grace", "lastName": "Hopper"}
-# The throttle, then the one invite query. The throttle: on PostgreSQL one upsert; on SQLite
-# its insert, locked read and update (in a savepoint under the test's transaction: two more
-# statements). The first lookup of an address in a window also purges stale windows: one
-# more statement (on PostgreSQL in a savepoint of its own: three).
-POSTGRES = connection.vendor == "postgresql"
-LOOKUP_QUERIES = 2 if POSTGRES else 6
-PURGE_QUERIES = 3 if POSTGRES else 1
+# The throttle (one upsert), then the one invite query. The first lookup of an address in a
+# window also purges stale windows: one more statement, in a savepoint of its own (three).
+LOOKUP_QUERIES = 2
+PURGE_QUERIES = 3
 
 
 def invite_url(token: str) -> str:

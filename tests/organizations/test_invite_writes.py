@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
-from lms.errors import Conflict
+from lms.errors import WIRE_NAMES, Conflict, to_api_error
 from organizations.models import Invite, hash_token
 from organizations.services import create_invite, reissue_invite, revoke_invite
 from tests.factories import UserFactory
@@ -81,6 +81,30 @@ def test_the_inviter_must_belong_to_the_invites_organization(org, other_owner):
             invited_by=other_owner.membership,
         )
     assert "invited_by" in caught.value.message_dict
+
+
+def test_the_invite_services_refusals_are_answered_with_the_wires_names(org, other_owner):
+    """Keyed by Python field names in the service, by the wire's at the edge
+    (``lms.errors.WIRE_NAMES``), each message as the service wrote it."""
+    refusals = {}
+    for changes in (
+        {"first_name": " ", "last_name": ""},
+        {"expires_at": timezone.now() - timedelta(minutes=1)},
+        {"invited_by": other_owner.membership},
+        {"email": "not-an-email", "role": "superhero"},
+    ):
+        args = {"email": "a@example.com", "first_name": "A", "last_name": "B", **changes}
+        with pytest.raises(ValidationError) as caught:
+            create_invite(org=org, **args)
+        error, _ = to_api_error(caught.value)
+        assert (error.status, error.code) == (400, "validation_error")
+        assert set(error.details) == {WIRE_NAMES.get(field, field) for field in changes}
+        for field, messages in caught.value.message_dict.items():
+            assert error.details[WIRE_NAMES.get(field, field)] == messages
+        refusals.update(error.details)
+    assert set(refusals) == {"firstName", "lastName", "expiresAt", "invitedBy", "email", "role"}
+    assert refusals["expiresAt"] == ["The expiry must be in the future."]
+    assert refusals["invitedBy"] == ["The inviter must be a member of the invite's organization."]
 
 
 def test_revoking_an_accepted_invite_changes_nothing(org):
