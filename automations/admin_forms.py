@@ -9,11 +9,12 @@ area for ``body``, a select of the fixed values of ``method`` and of ``to``, who
 address" shows an address box) or a label and help for people (``PRESENTATION``).
 
 The editor only builds the list; the registry and the model's validation
-(``Automation.clean_fields``/``clean``) judge it, as for the API, and name each problem by
-its wire path in their sentence (``registry.describe_problem``). The form places each
-sentence beside the input it names (``place``), so every problem shows in one round next
-to its own field, and only those fields are outlined; a header line that cannot be read is
-one more problem beside the headers, and the rest of the actions are judged all the same.
+(``Automation.clean_fields``/``clean``) judge it, as for the API: each problem is a sentence
+for a person (``registry.describe_problem``) whose error keeps its wire path
+(``actions.1.input.subject``, ``models.definition_problem``). The form places each problem
+beside the input that path names, so every problem shows in one round next to its own
+field, and only those fields are outlined; a header line that cannot be read is one more
+problem beside the headers, and the rest of the actions are judged all the same.
 """
 
 from __future__ import annotations
@@ -122,27 +123,6 @@ def _parse_headers(text: str) -> dict[str, str]:
             raise ValueError(f"{line.strip()!r} is not a header line: write Name: value.")
         headers[name.strip()] = value.strip()
     return headers
-
-
-def place(sentence: str, actions: list) -> tuple[str, str] | None:
-    """The wire path a problem's sentence names (``actions.1.input.subject``) and the
-    problem itself ("Must be a non-empty string."), as ``registry.describe_problem`` wrote
-    them; None for a sentence about the actions as a whole."""
-    for index, action in enumerate(actions):
-        kind = action.get("type") if isinstance(action, dict) else None
-        spec = registry.ACTION_TYPES.get(kind) if isinstance(kind, str) else None
-        names = [f.name for f in spec.fields] if spec else []
-        data = action.get("input") if isinstance(action, dict) else None
-        names += (
-            [str(key) for key in data if str(key) not in names] if isinstance(data, dict) else []
-        )
-        paths = [f"actions.{index}.input.{name}" for name in names]
-        paths += [f"actions.{index}.type", f"actions.{index}.input", f"actions.{index}"]
-        for path in paths:
-            head = registry.describe_problem(path, "", actions)
-            if sentence.startswith(head):
-                return path, sentence[len(head) :]
-    return None
 
 
 class ActionErrorList(ErrorList):
@@ -390,9 +370,10 @@ class AutomationForm(forms.ModelForm):
         return list(actions)
 
     def _post_clean(self) -> None:
-        """The model judges (``Automation.clean_fields``); then each problem of the actions
-        that names an input, and each header line that could not be read, is placed beside
-        that input, in the order of the actions."""
+        """The model judges (``Automation.clean_fields``); then each problem of one action
+        (its error's ``params`` name its wire path: ``models.definition_problem``), and each
+        header line that could not be read, is placed beside that input or action, in the
+        order of the actions."""
         actions = self.cleaned_data.get("actions")  # an error of the model's takes it away
         super()._post_clean()
         if actions is None:
@@ -405,13 +386,12 @@ class AutomationForm(forms.ModelForm):
                 sentence = registry.describe_problem(path, message, actions)
                 listed.append((int(path.split(".")[1]), ValidationError(sentence, code=PLACED)))
         for error in self.errors.as_data().get("actions", []):
-            sentence = next(iter(error))
-            where = place(sentence, actions)
-            if where is None:
+            path = (error.params or {}).get("path", "")
+            if not path.startswith("actions."):  # the actions as a whole, or the form's own
                 listed.append((-1, error))
                 continue
-            path, message = where
-            placed.setdefault(path, []).append(message)
+            placed.setdefault(path, []).append(error.params["problem"])
+            sentence = next(iter(error))
             listed.append((int(path.split(".")[1]), ValidationError(sentence, code=PLACED)))
         if not listed:
             return

@@ -24,6 +24,17 @@ def new_signing_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
+def definition_problem(path: str, message: str, actions) -> ValidationError:
+    """A problem of a definition at wire path ``path`` as model validation reports it: the
+    sentence ``registry.describe_problem`` writes, with ``params`` holding ``path`` and the
+    problem (``message``), so that a reader places it by its path, not by its wording."""
+    sentence = describe_problem(path, message, actions)
+    # A message with params is %-formatted with them when read: a "%" it quotes stays one.
+    return ValidationError(
+        sentence.replace("%", "%%"), code="definition", params={"path": path, "problem": message}
+    )
+
+
 # What staff change; a save writes those that changed (``Automation.changed_fields``).
 EDITABLE = ("name", "description", "trigger", "actions", "conditions", "enabled")
 
@@ -145,7 +156,12 @@ class Automation(OrgScopedModel):
         """The fields' own checks, then the definition's (``check_definition``: the registry,
         then the courses of enroll_in_course), once; a valid one is kept as ``definition``
         for ``save_automation``. Per field rather than in clean() so that a field the
-        admin's form could not even parse (``exclude``) is not reported a second time."""
+        admin's form could not even parse (``exclude``) is not reported a second time.
+
+        Each problem of the definition is one error under its field (``actions``) that
+        reads as a sentence for a person (``registry.describe_problem``) and keeps, in its
+        ``params``, the wire path it is about (``actions.1.input.subject``) and the problem
+        itself: what the admin's form places beside the input with that path."""
         errors: dict[str, list] = {}
         try:
             super().clean_fields(exclude=exclude)
@@ -168,7 +184,7 @@ class Automation(OrgScopedModel):
                 field = "__all__"  # a form without the field still hears why
             if field not in skip:
                 errors.setdefault(field, []).extend(
-                    describe_problem(path, message, self.actions) for message in messages
+                    definition_problem(path, message, self.actions) for message in messages
                 )
         if errors:
             raise ValidationError(errors)

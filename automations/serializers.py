@@ -1,8 +1,10 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from automations.models import Automation
 from automations.registry import ACTION_TYPES, CONDITIONS, MAX_CONDITION_IDS, TRIGGERS
 from lms.fields import JsonBooleanField, StrictCharField
+from lms.web.shapes import Shape
 
 
 # Inline enums: a named component ("TypeEnum") could collide with other apps' choices.
@@ -19,6 +21,13 @@ class ActionTypeField(serializers.CharField):
 class ActionSerializer(serializers.Serializer):
     type = ActionTypeField(help_text="The action's type: what it does with its input.")
     input = serializers.DictField(help_text="The action's input, valid against its type.")
+
+
+@extend_schema_field(ActionSerializer(many=True))
+class ActionsField(serializers.JSONField):
+    """An automation's actions as stored, documented as a list of ``ActionSerializer``: the
+    stored list is what that serializer answers, as validation stores it (each action
+    exactly ``{type, input}``, ``registry.normalized_actions``; JSON keys are text)."""
 
 
 _ID_LIST = {
@@ -51,13 +60,15 @@ class ConditionsField(serializers.JSONField):
     """Which of the trigger's events run the automation: `{}` for all of them."""
 
 
+# An automation as the API answers it (no docstring: it would become the schema's
+# description); ``AUTOMATION`` builds the same body from a row.
 class AutomationSerializer(serializers.Serializer):
     orgId = serializers.UUIDField(source="org_id")
     id = serializers.UUIDField()
     name = serializers.CharField()
     description = serializers.CharField()
     trigger = TriggerField(help_text="The event that runs the automation.")
-    actions = ActionSerializer(many=True, help_text="In the order they run.")
+    actions = ActionsField(help_text="In the order they run.")
     conditions = ConditionsField(
         help_text="Which of the trigger's events run it; `{}`: every one. Ids lower-case."
     )
@@ -65,26 +76,13 @@ class AutomationSerializer(serializers.Serializer):
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
+    class Meta:
+        model = Automation  # what AUTOMATION reads its columns from
 
-def automation_row(fields: dict) -> dict:
-    """What ``AutomationSerializer`` answers for an automation, from its
-    ``AUTOMATION_COLUMNS`` values by attribute name, the ids and timestamps read as wire
-    text (``lms.db.wire``): the read skips the serializer's ten fields."""
-    return {
-        "orgId": fields["org_id"],
-        "id": fields["id"],
-        "name": str(fields["name"]),
-        "description": str(fields["description"]),
-        "trigger": str(fields["trigger"]),
-        "actions": [
-            {"type": str(action["type"]), "input": {str(k): v for k, v in action["input"].items()}}
-            for action in fields["actions"]
-        ],
-        "conditions": fields["conditions"],  # stored as answered (validated, lower-case)
-        "enabled": bool(fields["enabled"]),
-        "createdAt": fields["created_at"],
-        "updatedAt": fields["updated_at"],
-    }
+
+# The automation's wire shape, declared once: the detail read's columns and its body's
+# builder (``lms.web.shapes``).
+AUTOMATION = Shape(AutomationSerializer)
 
 
 @extend_schema_field({"type": "string", "enum": list(TRIGGERS)})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -52,9 +51,10 @@ def save_automation(
     edge: the API's serializer, or the admin's model validation, which leaves it on the
     instance). Without one, ``trigger``, ``actions`` and ``conditions`` (None: the
     instance's, or none) are validated here, as the same ``check_definition`` does. The
-    other fields get the model's own validation; problems are a validation_error keyed by
-    field. A name taken in the organization is a Conflict
-    naming ``name`` (contract 7.1), also when another request takes it meanwhile.
+    other fields get the model's own validation, whose problems leave as Django's
+    ``ValidationError`` keyed by Python field names (``lms.errors.WIRE_NAMES`` names them
+    at the edge). A name taken in the organization is a Conflict naming ``name`` (contract
+    7.1), also when another request takes it meanwhile.
 
     Only the fields that changed are written: the statement of an update never carries
     the signing secret (a failing one is logged by the database, values and all)."""
@@ -87,20 +87,12 @@ def save_automation(
         _check_name_free(
             org=org, name=name, exclude=None if automation._state.adding else automation.id
         )
-    try:
-        # The name's uniqueness is checked above and by the database (below); the id is new.
-        automation.full_clean(
-            exclude=["trigger", "actions", "revision"],
-            validate_unique=False,
-            validate_constraints=False,
-        )
-    except DjangoValidationError as exc:
-        raise validation_error(
-            {
-                "nonFieldErrors" if field == "__all__" else field: list(messages)
-                for field, messages in exc.message_dict.items()
-            }
-        ) from None
+    # The name's uniqueness is checked above and by the database (below); the id is new.
+    automation.full_clean(
+        exclude=["trigger", "actions", "revision"],
+        validate_unique=False,
+        validate_constraints=False,
+    )
     try:
         if automation._state.adding:
             automation.save()  # and the revision of its actions when they are new to it

@@ -6,15 +6,15 @@ from rest_framework.views import APIView
 
 from automations import services
 from automations.models import Automation, AutomationRun, AutomationRunAction
-from automations.selectors import automation_fields
 from automations.serializers import (
+    AUTOMATION,
     AutomationRunSerializer,
     AutomationSerializer,
     AutomationWriteSerializer,
     CreatedAutomationSerializer,
     SigningSecretSerializer,
-    automation_row,
 )
+from automations.wire_reads import read_automation
 from lms.pagination import EnvelopePagination
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from lms.web.renderers import rendered
@@ -159,9 +159,8 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
         responses={200: AutomationSerializer},
     )
     def get(self, request, id):  # the interface names the path parameter "id"
-        return rendered(
-            request, automation_row(automation_fields(org_id=self.org.id, automation_id=id))
-        )
+        row = read_automation(org_id=self.org.id, automation_id=id)
+        return rendered(request, AUTOMATION.body(row))
 
     @extend_schema(
         operation_id="update_automation",

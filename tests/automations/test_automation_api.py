@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 import pytest
 
 from automations.models import Automation
-from automations.serializers import AutomationSerializer
+from automations.serializers import ActionSerializer, AutomationSerializer
 from tests.automations.factories import AutomationFactory, welcome_email
 from tests.helpers import assert_error, assert_foreign_looks_missing
+from tests.learn.factories import CourseFactory
 
 pytestmark = pytest.mark.django_db
 MISSING = "00000000-0000-7000-8000-000000000000"
@@ -143,7 +144,7 @@ def test_the_schema_documents_the_read(api):
 def test_the_answer_reads_as_the_automation_serializer_writes_it(
     api, owner, automation, microseconds
 ):
-    """The read builds its body from column values (``automation_row``); it must read as
+    """The read builds its body from column values (``AUTOMATION.body``); it must read as
     ``AutomationSerializer`` would, timestamps, nested inputs and non-ASCII included."""
     Automation.objects.for_org(automation.org).filter(id=automation.id).update(
         name="Zertifikat für Ünïcode ✓",
@@ -158,3 +159,23 @@ def test_the_answer_reads_as_the_automation_serializer_writes_it(
     response = api.get(automation_url(automation.id), token=owner.token)
     assert response.status_code == 200
     assert response.json() == dict(AutomationSerializer(stored).data)
+
+
+def test_actions_are_stored_as_the_action_serializer_answers_them(api, owner):
+    """The body answers the stored actions as they are: validation stores each action as
+    exactly ``{type, input}``, its ids lower-case (``registry.normalized_actions``), which
+    is what ``ActionSerializer``, the schema's description of them, answers for it."""
+    course = CourseFactory(org=owner.org)
+    sent = [
+        {"input": {"body": "é", "subject": "Hi", "to": "learner"}, "type": "send_email"},
+        {"type": "enroll_in_course", "input": {"courseId": str(course.id).upper()}},
+        {"type": "webhook", "input": {"headers": {"X-A": "1"}, "url": "https://x.example/h"}},
+    ]
+    body = {"name": "Stored", "trigger": "enrollment.created", "actions": sent}
+    created = api.post("/api/automations", body, token=owner.token)
+    assert created.status_code == 201
+    stored = Automation.objects.for_org(owner.org).get(id=created.json()["id"]).actions
+    assert stored == ActionSerializer(stored, many=True).data
+    assert stored[1]["input"]["courseId"] == str(course.id)
+    read = api.get(automation_url(created.json()["id"]), token=owner.token).json()
+    assert read["actions"] == ActionSerializer(stored, many=True).data == created.json()["actions"]

@@ -43,6 +43,39 @@ def test_model_clean_explains_which_action_and_field_is_wrong(org):
     }
 
 
+def test_model_errors_keep_the_wire_path_of_each_problem(org):
+    """What the admin's form places each problem by: its path, not its sentence."""
+    automation = Automation(
+        org=org,
+        name="Bad",
+        trigger="enrollment.created",
+        actions=[welcome_email(), welcome_email(subject="")],
+    )
+    with pytest.raises(ValidationError) as caught:
+        automation.full_clean()
+    [error] = caught.value.error_dict["actions"]
+    assert error.params == {
+        "path": "actions.1.input.subject",
+        "problem": "Must be a non-empty string.",
+    }
+
+
+def test_model_errors_quote_a_percent_sign_as_sent(org):
+    automation = Automation(
+        org=org, name="Bad", trigger="100%s", actions=[{"type": "%(path)s", "input": {}}]
+    )
+    assert clean_errors(automation) == {
+        "trigger": [
+            "Unknown trigger '100%s'; expected one of activity.completed, "
+            "course.completed, enrollment.created, invite.accepted."
+        ],
+        "actions": [
+            "Action 1 (%(path)s), type: Unknown action type '%(path)s'; expected one of "
+            "enroll_in_course, send_email, webhook."
+        ],
+    }
+
+
 def test_service_saves_a_valid_automation(org):
     automation = save_automation(
         org=org, name="Welcome", trigger="invite.accepted", actions=[welcome_email(to="inviter")]
