@@ -21,9 +21,8 @@ from django.utils import timezone
 
 from automations import delivery
 from automations.models import Automation, AutomationRun
-from learn.models import Activity, Course
-from learn.services import enroll
-from organizations.models import Membership, Organization
+from learn.api import Activity, Course, enroll
+from organizations.api import Membership, Organization
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from automations.admin_forms import AutomationForm
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.services import retry_run, rotate_secret, save_automation, send_test
-from learn.models import Course
+from learn.api import Course
 from lms.admin import OrgScopedAdmin, ReadOnlyMixin, admin_org_ids, json_block
 from lms.errors import ApiError
 

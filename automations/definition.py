@@ -24,7 +24,7 @@ from automations.registry import (
     validate_automation,
     validate_conditions,
 )
-from learn.models import Course
+from learn.api import Course
 from lms.ids import parse_id
 
 

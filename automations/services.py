@@ -13,11 +13,11 @@ from automations.definition import Definition, check_definition
 from automations.models import Automation, AutomationRun, new_signing_secret
 from automations.runs import retry_run as start_again
 from automations.runs import revision_of
-from learn.models import Activity, Course
+from learn.api import Activity, Course
 from lms.errors import Conflict, validation_error
 from lms.ids import uuid7
 from lms.tenancy import get_or_404
-from organizations.models import Organization
+from organizations.api import Organization
 
 
 def definition_or_error(

@@ -18,7 +18,7 @@ from automations.wire_reads import read_automation
 from lms.pagination import EnvelopePagination
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from lms.web.renderers import rendered
-from organizations.permissions import IsOrgAdmin
+from organizations.api import IsOrgAdmin
 
 
 class _AdminListView(OrgScopedViewMixin, generics.ListAPIView):

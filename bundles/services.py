@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from bundles import catalogue
 from bundles.models import Bundle
-from organizations.models import Organization
+from organizations.api import Organization
 
 
 @transaction.atomic

@@ -12,7 +12,7 @@ from downloads.models import Download
 from downloads.serializers import LINK, DownloadAssetSerializer, LinkAssetInputSerializer
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
-from organizations.permissions import IsMember, IsStaffRole
+from organizations.api import IsMember, IsStaffRole
 
 LINKS = DownloadAssetSerializer(many=True)
 DOWNLOAD_ID = OpenApiParameter(

@@ -13,7 +13,7 @@ from learn.events import emit_course_event
 from learn.models import CourseCompletion, Enrollment, Progress
 from learn.selectors import listed_activities, stored_completion
 from lms.db.compiled import Compiled
-from organizations.models import Membership, Organization
+from organizations.api import Membership, Organization
 
 # The learner's enrollment in the course, locked; SQL compiled once per process, as the counts.
 _LOCKED_ENROLLMENT = Compiled(

@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 
 from lms.events import Event, emit
-from organizations.models import Membership
+from organizations.api import Membership
 
 
 def emit_course_event(

@@ -17,7 +17,7 @@ from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment
 from lms.db.compiled import Compiled
 from lms.tenancy import get_or_404
-from organizations.models import Membership, Organization
+from organizations.api import Membership, Organization
 
 
 def is_enrolled(org: Organization, membership: Membership, course_ref) -> Exists:

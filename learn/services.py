@@ -16,7 +16,7 @@ from learn.selectors import progress_target
 from lms.db import statements
 from lms.db.compiled import Compiled
 from lms.ids import uuid7
-from organizations.models import Membership, Organization
+from organizations.api import Membership, Organization
 
 
 def record_progress(

@@ -35,7 +35,7 @@ from lms.db.compiled import Compiled
 from lms.db.wire import WireId, WireTime
 from lms.pagination import Page, page_rows
 from lms.tenancy import ids_or_404
-from organizations.models import Membership, Organization
+from organizations.api import Membership, Organization
 
 # --- a course's activities (4.4) --------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from bundles.services import generate_bundles
-from organizations.management.options import ORG_HELP, org_option
+from organizations.api import ORG_HELP, org_option
 
 MAX_COUNT = 10_000_000
 MAX_BATCH_SIZE = 50_000

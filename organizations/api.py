@@ -1,0 +1,21 @@
+"""What other apps may use of identity: the tenant and its members, the API's role checks,
+and the options with which a command names an organization or a person.
+
+Another app imports this module only, never the app's other modules
+(``tests/lms/test_layers.py``): what is not here is the app's own, free to change.
+"""
+
+from organizations.management.options import ORG_HELP, email_option, org_option
+from organizations.models import Membership, Organization
+from organizations.permissions import IsMember, IsOrgAdmin, IsStaffRole
+
+__all__ = [
+    "ORG_HELP",
+    "IsMember",
+    "IsOrgAdmin",
+    "IsStaffRole",
+    "Membership",
+    "Organization",
+    "email_option",
+    "org_option",
+]
