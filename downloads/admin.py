@@ -114,6 +114,11 @@ class AssetAdmin(OrgScopedAdmin):
 
 
 class DownloadAssetForm(forms.ModelForm):
+    """A link's row: the admin's edge for a link. Its display name is read here, as the
+    model's field has it: trimmed (the form field strips), at most ``NAME_MAX_LENGTH``
+    characters, no NUL (Django's validator), each refused on the row's own input; a blank
+    name means the asset's name. The formset hands the services these cleaned values."""
+
     class Meta:
         model = DownloadAsset
         fields = ["asset", "seq", "display_name"]
@@ -178,14 +183,13 @@ class DownloadAssetFormSet(BaseInlineFormSet):
             ],
             link=[
                 services.NewLink(
-                    f.cleaned_data["asset"].pk,
-                    (f.cleaned_data.get("display_name") or "").strip() or None,
+                    f.cleaned_data["asset"].pk, f.cleaned_data.get("display_name") or None
                 )
                 for f in added
             ],
             order=[f.cleaned_data["asset"].pk for f in sorted(kept, key=self._position_key)],
             display_names={
-                f.cleaned_data["asset"].pk: (f.cleaned_data.get("display_name") or "").strip()
+                f.cleaned_data["asset"].pk: f.cleaned_data.get("display_name")
                 or f.cleaned_data["asset"].name
                 for f in edited
                 if "display_name" in f.changed_data

@@ -6,7 +6,9 @@ Invariants the services keep and the database backs up:
 - one link per (download, asset), and one link per (download, seq);
 - the links of a download are numbered ``1..n`` without gaps, in their display order.
 - a link's display name is trimmed text, not blank, of at most ``NAME_MAX_LENGTH``
-  characters (``display_name_problems``: the services judge every name by it).
+  characters, without NUL or a lone surrogate: the edge that reads a name judges it (the
+  API's ``LinkAssetInputSerializer``, the admin's link form), and the services store it as
+  they get it.
 
 Every index and unique constraint leads with ``org`` (the tenant key), so the foreign keys
 to the download and the asset do not get Django's single-column indexes.
@@ -14,37 +16,12 @@ to the download and the asset do not get Django's single-column indexes.
 
 from __future__ import annotations
 
-import re
-
 from django.db import models
 from django.db.models import Q
 
 from lms.tenancy import OrgScopedModel, org_scoped_key
 
 NAME_MAX_LENGTH = 200
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def display_name_problems(value: object) -> list[str]:
-    """Why ``value`` is not a link's display name, or nothing when it is one: a string that,
-    once trimmed, is not blank, has at most ``NAME_MAX_LENGTH`` characters and holds no NUL
-    (which PostgreSQL cannot store) and no lone surrogate (which UTF-8 cannot). The
-    messages are those of a DRF string field, in its order, so the API answers a display
-    name as it answers any other field."""
-    if not isinstance(value, str):
-        return ["Not a valid string."]
-    name = value.strip()
-    if not name:
-        return ["This field may not be blank."]
-    problems = []
-    if len(name) > NAME_MAX_LENGTH:
-        problems.append(f"Ensure this field has no more than {NAME_MAX_LENGTH} characters.")
-    if "\x00" in name:
-        problems.append("Null characters are not allowed.")
-    surrogate = _SURROGATE.search(name)
-    if surrogate is not None:
-        problems.append(f"Surrogate characters are not allowed: U+{ord(surrogate[0]):X}.")
-    return problems
 
 
 class Asset(OrgScopedModel):

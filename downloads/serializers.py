@@ -5,36 +5,22 @@ documents it, and ``LINK`` (``lms.web.shapes``) derives from it what the service
 write of a link (``LINK.sources``, ``LINK.record``) and the bodies of the link, unlink and
 list answers, built without a model instance or a serializer per link.
 
-A link's display name is judged once, by the rule of ``downloads.models``
-(``display_name_problems``) that the services apply for the API and the admin alike;
-``LinkAssetInputSerializer`` only documents it and hands it on.
+``LinkAssetInputSerializer`` is the API's edge for a link: it reads the body into typed
+values (an asset id, and a display name trimmed, not blank, of at most ``NAME_MAX_LENGTH``
+characters, without NUL or a lone surrogate, or None), which the services take as they are.
 """
 
-from collections.abc import Mapping
-
 from rest_framework import serializers
-from rest_framework.fields import empty
 
-from downloads.models import NAME_MAX_LENGTH, DownloadAsset, display_name_problems
-from lms.fields import StrictUUIDField
+from downloads.models import NAME_MAX_LENGTH, DownloadAsset
+from lms.fields import StrictCharField, StrictUUIDField
 from lms.serializers import OrgScopedSerializer
 from lms.web.shapes import Shape
 
 
-class DisplayNameField(serializers.CharField):
-    """Documented as the string field it is declared as, its value handed on as it came:
-    the service judges it (``downloads.services.clean_display_name``). Absent or null is
-    read as a string field reads it."""
-
-    def run_validation(self, data=empty):
-        if data is empty or data is None:
-            return super().run_validation(data)
-        return data
-
-
 class LinkAssetInputSerializer(serializers.Serializer):
     assetId = StrictUUIDField(source="asset_id", help_text="The media-library asset to link.")
-    displayName = DisplayNameField(
+    displayName = StrictCharField(
         source="display_name",
         required=False,
         allow_null=True,
@@ -45,18 +31,6 @@ class LinkAssetInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "LinkAssetInput"
-
-    def to_internal_value(self, data):
-        try:
-            return super().to_internal_value(data)
-        except serializers.ValidationError as error:
-            # A body refused here never reaches the service that judges the display name:
-            # its problems are named here, beside the other fields', by the same rule.
-            name = data.get("displayName") if isinstance(data, Mapping) else None
-            problems = [] if name is None else display_name_problems(name)
-            if problems and isinstance(error.detail, dict):
-                error.detail["displayName"] = problems
-            raise
 
 
 class DownloadAssetSerializer(OrgScopedSerializer):

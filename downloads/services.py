@@ -19,9 +19,14 @@ The admin's arrange and replace path stays on the ORM.
 
 A link is held as a row, ``Link`` (``LINK.record``): the values of the columns that
 ``downloads.serializers.DownloadAssetSerializer``, the one declaration of a link on the
-wire, answers (``LINK.sources``), read, inserted and answered as such. A rule a value breaks
-is a ``ValidationError`` keyed by the Python name (``order``, ``display_name``,
-``display_names``); the API answers it by its wire name (``lms.errors.WIRE_NAMES``).
+wire, answers (``LINK.sources``), read, inserted and answered as such.
+
+The services take typed values, read by the edge that received them: a display name comes
+trimmed, not blank, of at most ``NAME_MAX_LENGTH`` characters and without NUL or a lone
+surrogate (the API's ``LinkAssetInputSerializer``, the admin's link form), and is stored as
+it is. What only the download's links can tell is refused here, as a ``ValidationError``
+keyed by the Python name (``order``, ``display_names``: an asset that is not linked); the
+API answers it by its wire name (``lms.errors.WIRE_NAMES``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, UniqueConstraint
 from django.utils import timezone
 
-from downloads.models import Asset, Download, DownloadAsset, display_name_problems
+from downloads.models import Asset, Download, DownloadAsset
 from downloads.serializers import LINK
 from lms.db import statements
 from lms.db.compiled import Compiled
@@ -108,30 +113,21 @@ def _retried(service: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
+@_retried
 def link_asset(
     *,
     org: Any,
     download_id: uuid.UUID | str,
     asset_id: uuid.UUID | str,
-    display_name: object = None,
+    display_name: str | None = None,
 ) -> tuple[list[Link], bool]:
     """Appends the asset to the download (``seq`` = n + 1) unless it is already linked.
 
     Returns the download's links ordered by ``seq`` and whether a link was created. A
-    re-link changes nothing (not even the display name). ``display_name`` defaults to the
-    asset's name; any other value is judged first (``clean_display_name``), before any
-    query, so a refused name opens no transaction. Raises NotFound when the download or the
-    asset is not in ``org``.
+    re-link changes nothing (not even the display name). ``display_name`` (a display name
+    as the edge reads one) defaults to the asset's name. Raises NotFound when the download
+    or the asset is not in ``org``.
     """
-    name = None if display_name is None else clean_display_name(display_name)
-    return _link_asset(org, download_id, asset_id, name)
-
-
-@_retried
-def _link_asset(
-    org: Any, download_id: uuid.UUID | str, asset_id: uuid.UUID | str, name: str | None
-) -> tuple[list[Link], bool]:
-    """``link_asset`` once its display name is judged."""
     download = _lock_download(org, download_id)
     wanted = parse_id(asset_id)
     links = _current_links(org, download)
@@ -147,7 +143,7 @@ def _link_asset(
         asset_id=wanted,
         # Equals n + 1 while positions are 1..n, and never collides even if they were not.
         seq=max((link.seq for link in links), default=0) + 1,
-        display_name=name or asset_name,
+        display_name=display_name or asset_name,
         created_at=now,
         updated_at=now,
     )
@@ -181,10 +177,12 @@ def arrange_links(
     display_names: Mapping[uuid.UUID | str, str] | None = None,
 ) -> list[DownloadAsset]:
     """Puts the download's links in the order of ``order`` (asset ids naming every linked
-    asset exactly once), renames those in ``display_names``, and numbers them ``1..n``.
+    asset exactly once), renames those in ``display_names`` (display names as the edge
+    reads them), and numbers them ``1..n``.
 
-    Raises a ``ValidationError`` (``order`` / ``display_names``) for anything else, so a
-    caller can never leave a gap, a duplicate or a blank name behind.
+    Raises a ``ValidationError`` on ``order`` for an order that is not every linked asset
+    once, and on ``display_names`` for a name given to an asset that is not linked, so a
+    caller can never leave a gap or a duplicate behind.
     """
     download = _lock_download(org, download_id)
     links = _link_models(org, download)
@@ -195,22 +193,16 @@ def arrange_links(
     ordered = [by_asset[asset_id] for asset_id in wanted]
 
     renamed: list[DownloadAsset] = []
-    errors: dict[str, list[str]] = {}
-    for key, value in (display_names or {}).items():
+    not_linked: list[str] = []
+    for key, name in (display_names or {}).items():
         link = by_asset.get(parse_id(key))
         if link is None:
-            errors.setdefault("display_names", []).append(f"{key} is not linked.")
-            continue
-        problems = display_name_problems(value)
-        if problems:
-            errors.setdefault("display_names", []).extend(problems)
-            continue
-        name = value.strip()
-        if name != link.display_name:
+            not_linked.append(f"{key} is not linked.")
+        elif name != link.display_name:
             link.display_name = name
             renamed.append(link)
-    if errors:
-        raise ValidationError(errors)
+    if not_linked:
+        raise ValidationError({"display_names": not_linked})
     _renumber(ordered, renamed=renamed)
     return ordered
 
@@ -257,16 +249,6 @@ def replace_links(
     links = arrange_links(org=org, download_id=download_id, order=wanted, display_names=names)
     added = {new.asset_id for new in link}
     return links, [row for row in links if row.asset_id in added]
-
-
-def clean_display_name(value: object) -> str:
-    """``value`` trimmed, when it is a display name (``downloads.models.display_name_problems``,
-    the one judge of one, on the API's path and the admin's); a ``ValidationError`` on
-    ``display_name`` saying why not otherwise."""
-    problems = display_name_problems(value)
-    if problems:
-        raise ValidationError({"display_name": problems})
-    return value.strip()  # type: ignore[union-attr]
 
 
 def download_links(*, org: Any, download_id: uuid.UUID | str | None) -> list[Link]:

@@ -186,6 +186,19 @@ def test_a_blank_name_falls_back_to_the_assets_name(admin_client, download, asse
     assert stored(download) == [(asset.id, 1, asset.name)]
 
 
+@pytest.mark.parametrize("new", [False, True], ids=["renamed", "added"])
+def test_a_name_is_stored_trimmed(admin_client, download, assets, new):
+    rows = rows_of(link(download, assets[0]))
+    name = f" \t{'x' * 200}  "  # at the limit once trimmed
+    if new:
+        rows.append({"asset": assets[1].id, "display_name": name})
+    else:
+        rows[0]["display_name"] = name
+    response = admin_client.post(change_url(download), inline_post(download, rows))
+    assert response.status_code == 302, response.context and response.context["errors"]
+    assert [x[2] for x in stored(download)] == ([assets[0].name, "x" * 200] if new else ["x" * 200])
+
+
 @pytest.mark.parametrize("name", ["x" * 201, "a\x00b"])
 @pytest.mark.parametrize("new", [False, True], ids=["renamed", "added"])
 def test_a_name_that_is_no_display_name_is_an_error_on_its_row(
