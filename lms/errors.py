@@ -187,7 +187,6 @@ def validation_message(details: dict[str, list[str]]) -> str:
 # sent (``actions.0.input.url``), whose first part is looked up here.
 WIRE_NAMES = {
     NON_FIELD_ERRORS: "nonFieldErrors",
-    "display_name": "displayName",
     "display_names": "displayNames",
     "first_name": "firstName",
     "last_name": "lastName",
