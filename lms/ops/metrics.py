@@ -72,8 +72,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 UNMATCHED = "unmatched"
 # Methods beyond these are one label, so a client cannot grow the series without bound.
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-# (route pattern or None, method, status) -> the request's counter and histogram, so that a
-# request looks its series up in one dict instead of prometheus-client's label checks.
+# (route label, method label, status) -> the request's counter and histogram, so that a
+# request looks its series up in one dict instead of prometheus-client's label checks. Keyed
+# by the labels themselves: routes, the methods kept and statuses are finite, so is the dict.
 _request_series: dict[tuple, tuple] = {}
 
 
@@ -84,23 +85,23 @@ def collecting() -> bool:
 def count_request(request: HttpRequest, status: int, seconds: float) -> None:
     """Count a response and its duration under its route's pattern."""
     match = request.resolver_match
-    key = (match.route if match is not None else None, request.method, status)
+    route = "/" + match.route if match is not None else _unrouted(request)
+    method = request.method if request.method in _METHODS else "other"
+    key = (route, method, status)
     series = _request_series.get(key)
     if series is None:
-        series = _request_series.setdefault(key, _series_for(request, *key))
+        series = _request_series.setdefault(
+            key, (REQUESTS.labels(route, method, str(status)), REQUEST_DURATION.labels(route))
+        )
     series[0].inc()
     series[1].observe(seconds)
 
 
-def _series_for(request: HttpRequest, route: str | None, method: str, status: int) -> tuple:
-    if route is not None:
-        label = "/" + route
-    elif request.path_info.startswith("/" + settings.STATIC_URL.lstrip("/")):
-        label = "/" + settings.STATIC_URL.lstrip("/")  # served by WhiteNoise, before routing
-    else:
-        label = UNMATCHED
-    method = method if method in _METHODS else "other"
-    return REQUESTS.labels(label, method, str(status)), REQUEST_DURATION.labels(label)
+def _unrouted(request: HttpRequest) -> str:
+    """The label of a request no route matched: a static file's (WhiteNoise serves them
+    before routing), or ``UNMATCHED``."""
+    static = "/" + settings.STATIC_URL.lstrip("/")
+    return static if request.path_info.startswith(static) else UNMATCHED
 
 
 def count_automation_run(trigger: str, status: str) -> None:

@@ -199,3 +199,23 @@ def test_static_files_are_counted_under_one_route(api, metrics_on, settings):
     after = scrape(api)
     assert requests(after, "/static/") - requests(before, "/static/") == 2
     assert not any("base.css" in str(key) for key in after)
+
+
+def test_the_series_memory_is_keyed_by_labels_so_it_stays_bounded(api, metrics_on, settings):
+    """Every request is remembered under its labels, not its raw method or path: methods
+    no one knows share "other", and a missing static file is counted under the static
+    route even when an unmatched path with the same status came first."""
+    from lms.ops import metrics
+
+    settings.WHITENOISE_USE_FINDERS = True
+    metrics._request_series.clear()
+    before = scrape(api)
+    assert api.get("/no/such/page").status_code == 404
+    assert api.get("/static/admin/css/no-such-file.css").status_code == 404
+    for method in ("BREW", "WHEN", "PURGE"):
+        assert api.request(method, "/no/such/page").status_code in (404, 405)
+    after = scrape(api)
+    assert requests(after, "unmatched", status=404) - requests(before, "unmatched", status=404) == 1
+    assert requests(after, "/static/", status=404) - requests(before, "/static/", status=404) == 1
+    assert {method for _, method, _ in metrics._request_series} <= {"GET", "other"}
+    assert len([key for key in metrics._request_series if key[1] == "other"]) == 1
