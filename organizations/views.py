@@ -6,8 +6,8 @@ from rest_framework.views import APIView
 
 from lms.errors import validation_error
 from lms.idempotency import MAX_KEY_LENGTH, key_problem
-from lms.web.output import Output
 from lms.web.renderers import rendered
+from lms.web.shapes import Shape
 from organizations.selectors import available_invite
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
@@ -17,7 +17,7 @@ from organizations.serializers import (
 from organizations.services import accept_invite_once
 from organizations.throttling import InviteLookupThrottle
 
-INVITE = Output(InviteSerializer)
+INVITE = Shape(InviteSerializer)
 
 TOKEN_PARAMETER = OpenApiParameter(
     "token",
@@ -52,7 +52,7 @@ class InviteLookupView(InviteTokenView):
     )
     def get(self, request, token: str):
         invite = available_invite(token)
-        response = rendered(request, INVITE.one(invite))
+        response = rendered(request, INVITE.body(invite))
         response["Cache-Control"] = "no-store"
         return response
 

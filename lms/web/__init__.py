@@ -3,6 +3,6 @@
 The request (``http``), its id (``request_id``), body parsing (``parsers``), content
 negotiation (``negotiation``), CORS (``cors``), the middleware that answers every failure
 with the contract's body (``middleware``), and the bodies themselves: the renderer and
-``rendered`` (``renderers``), serializers built once (``output``) and the wire shapes
-whose row builders come from their serializers (``shapes``).
+``rendered`` (``renderers``), and the wire shapes whose builders come from their
+serializers (``shapes``).
 """

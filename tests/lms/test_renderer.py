@@ -5,7 +5,6 @@ answers what a new one would."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -13,8 +12,6 @@ from django.utils.translation import gettext_lazy
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
 
-from automations.serializers import AutomationSerializer
-from lms.web.output import Output
 from lms.web.renderers import OrjsonRenderer
 from tests.automations.factories import AutomationFactory
 
@@ -59,19 +56,6 @@ def test_an_endpoint_answers_drf_bytes_and_indents_on_request(api, owner):
     assert indented.status_code == 200
     assert indented.content.startswith(b'{\n  "orgId"')
     assert indented.json() == response.json()
-
-
-@pytest.mark.django_db
-def test_a_serializer_built_once_answers_what_a_new_one_does(owner):
-    automations = [
-        AutomationFactory(org=owner.membership.org, name=f"Automation {i}") for i in range(3)
-    ]
-    output = Output(AutomationSerializer)
-    assert output.one(automations[0]) == AutomationSerializer(automations[0]).data
-    assert output.many(automations) == AutomationSerializer(automations, many=True).data
-    with ThreadPoolExecutor(4) as pool:  # shared by a worker's threads
-        bodies = list(pool.map(output.one, automations * 20))
-    assert bodies == [AutomationSerializer(a).data for a in automations * 20]
 
 
 def _answers(data, status, accept, renderer_classes):

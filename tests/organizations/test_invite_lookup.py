@@ -37,6 +37,20 @@ def test_pending_invite_answers_exactly_email_and_names(api, pending):
     assert response["Cache-Control"] == "no-store"
 
 
+def test_the_body_is_the_invite_serializers(api, org):
+    """The lookup builds its body with the invite's ``Shape``, not a serializer per
+    request: the same body as ``InviteSerializer``, names with any text included."""
+    from organizations.serializers import InviteSerializer
+
+    invite, raw = make_invite(
+        org, first_name="Ünï \u2028 cødé", last_name="O'Brien", email="a@b.example"
+    )
+    response = api.get(invite_url(raw))
+    assert response.status_code == 200
+    assert response.json() == InviteSerializer(invite).data
+    assert response.json()["firstName"] == "Ünï \u2028 cødé"
+
+
 @pytest.mark.parametrize(
     "authorization",
     ["valid", "Bearer lms_not-a-real-token", "Bearer", "Basic dXNlcjpwYXNz", "Bearer " + "x" * 300],
