@@ -16,7 +16,6 @@ from lms.serializers import OrgScopedSerializer
 from lms.web.shapes import Shape
 
 MAX_REPORTS = 100
-MAX_IDEMPOTENCY_KEY = 255
 
 
 def _known_report(kind: str, properties: dict, note: str = "") -> dict:

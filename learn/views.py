@@ -15,7 +15,6 @@ from learn.serializers import (
     ACTIVITY,
     COURSE_OUTLINE,
     ENROLLED_COURSE,
-    MAX_IDEMPOTENCY_KEY,
     ActivitySerializer,
     CourseOutlineSerializer,
     CourseProgressSerializer,
@@ -25,15 +24,13 @@ from learn.serializers import (
 )
 from learn.services import record_progress
 from learn.wire_reads import course_outline, list_published_activities, my_courses
+from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
 from lms.pagination import EnvelopePagination, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
-
-IDEMPOTENCY_HEADER = "Idempotency-Key"
-_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.web.http)
 
 
 class ProgressView(APIView):
@@ -49,8 +46,8 @@ class ProgressView(APIView):
         request=ProgressInputSerializer,
         parameters=[
             OpenApiParameter(
-                IDEMPOTENCY_HEADER,
-                {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
+                idempotency.HEADER,
+                {"type": "string", "minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH},
                 OpenApiParameter.HEADER,
                 required=False,
                 description="1-255 characters. The same key from the same caller within 24 "
@@ -86,9 +83,10 @@ class ProgressView(APIView):
     def post(self, request):
         serializer = ProgressInputSerializer(data=request.data)
         details = {} if serializer.is_valid() else flatten_details(serializer.errors)
-        key = request.META.get(_IDEMPOTENCY_META)
-        if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
-            details[IDEMPOTENCY_HEADER] = [f"Must be 1 to {MAX_IDEMPOTENCY_KEY} characters long."]
+        key = request.META.get(idempotency.META_KEY)
+        problem = idempotency.key_problem(key)
+        if problem:
+            details[idempotency.HEADER] = [problem]
         if details:
             raise validation_error(details)
 

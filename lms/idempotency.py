@@ -21,6 +21,8 @@ from django.utils import timezone
 
 TTL = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
+HEADER = "Idempotency-Key"
+META_KEY = "HTTP_IDEMPOTENCY_KEY"  # the header in request.META (see lms.web.http)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lms import idempotency
 from lms.errors import validation_error
-from lms.idempotency import MAX_KEY_LENGTH, key_problem
 from lms.web.renderers import rendered
 from lms.web.shapes import Shape
 from organizations.selectors import available_invite
@@ -25,8 +25,6 @@ TOKEN_PARAMETER = OpenApiParameter(
     OpenApiParameter.PATH,
     description="The invite token, as issued (e.g. inv_...).",
 )
-IDEMPOTENCY_HEADER = "Idempotency-Key"
-_IDEMPOTENCY_META = "HTTP_IDEMPOTENCY_KEY"  # the header in META (see lms.web.http)
 
 
 class InviteTokenView(APIView):
@@ -71,8 +69,8 @@ class InviteAcceptView(InviteTokenView):
         parameters=[
             TOKEN_PARAMETER,
             OpenApiParameter(
-                IDEMPOTENCY_HEADER,
-                {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
+                idempotency.HEADER,
+                {"type": "string", "minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH},
                 OpenApiParameter.HEADER,
                 required=False,
                 description="1-255 characters. An accept that succeeded is answered again, the "
@@ -97,10 +95,10 @@ class InviteAcceptView(InviteTokenView):
                     for key in request.data
                 }
             )
-        key = request.META.get(_IDEMPOTENCY_META)
-        problem = key_problem(key)
+        key = request.META.get(idempotency.META_KEY)
+        problem = idempotency.key_problem(key)
         if problem is not None:
-            raise validation_error({IDEMPOTENCY_HEADER: [problem]})
+            raise validation_error({idempotency.HEADER: [problem]})
         answer = accept_invite_once(
             raw_token=token,
             key=key,
