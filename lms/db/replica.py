@@ -25,7 +25,7 @@ per process, by whichever request needs it first: a replica that does not answer
 replay is more than ``LMS_REPLICA_MAX_LAG_SECONDS`` behind, is skipped for the primary until
 the next check. A read request whose query failed on the replica (it went down between two
 checks) is answered again from the primary: a GET is safe to run twice. Each request sent
-to the primary because of the replica's state is counted (``replica_skips``).
+to the primary because of the replica's state is counted (``lms_replica_skips_total``).
 
 Why a caller always reads their own writes: a write pins the token for the pin time, and
 after it the replica serves the token only if it was at most the maximum lag behind when last
@@ -42,7 +42,6 @@ import logging
 import pickle
 import threading
 import time
-from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
@@ -82,25 +81,14 @@ SELECT CASE
 END
 """
 
+
 # --- Skips: requests sent to the primary because of the replica's state ------------------
-SKIP_REASONS = ("down", "lagging", "failed")
-_skips = dict.fromkeys(SKIP_REASONS, 0)
-# Called with the reason on every skip (a metrics counter registers itself here).
-skip_listeners: list[Callable[[str], None]] = [metrics.count_replica_skip]
-
-
-def replica_skips() -> dict[str, int]:
-    """This process's skips by reason: ``down`` (the health check found no replica),
-    ``lagging`` (its replay was more than the maximum lag behind, or not streaming) and
-    ``failed`` (a query failed on it mid-request, and the request was answered again from
-    the primary)."""
-    return dict(_skips)
-
-
 def _skip(reason: str) -> None:
-    _skips[reason] += 1
-    for listener in skip_listeners:
-        listener(reason)
+    """Counts a request sent to the primary (``lms_replica_skips_total``): ``down`` (the
+    health check found no replica), ``lagging`` (its replay was more than the maximum lag
+    behind, or not streaming) or ``failed`` (a query failed on it mid-request, and the
+    request was answered again from the primary)."""
+    metrics.count_replica_skip(reason)
 
 
 # --- The replica's health, per process ----------------------------------------------------
@@ -126,9 +114,6 @@ class _Health:
     def failed(self) -> None:
         """A query failed on the replica: skip it until the next check."""
         self.problem, self.checked_at = "down", time.monotonic()
-
-    def forget(self) -> None:
-        self.problem, self.checked_at = None, float("-inf")
 
 
 health = _Health()
