@@ -11,13 +11,13 @@ field's ``get_db_prep_save``, so the statements run on PostgreSQL and SQLite ali
 PostgreSQL each is prepared on its connection, so the database plans it once.
 
 Like every query of tenant rows, ``update`` and ``delete`` name the organization as well as
-the primary key. ``insert`` writes every concrete column of the model: the ones the caller
+the primary key. ``Insert`` writes every concrete column of the model: the ones the caller
 gives, and each other one as the model would fill it (its ``default``, called per row when
 it is a callable; ``auto_now``/``auto_now_add``: the time; ``db_default`` and an automatic
 primary key: left to the database; nullable: NULL). So a field added with a default needs
-no change to the hot writes. A column none of that fills fails the first ``insert`` (or a
-module-level ``Insert``, at import) with ``ImproperlyConfigured`` naming the model, the
-field and what to change.
+no change to the hot writes. A column none of that fills fails when the ``Insert`` is made
+(a module-level one: at import) with ``ImproperlyConfigured`` naming the model, the field
+and what to change.
 
 ``shift_down`` moves the rows of an ordered group after a removed one down a position (an
 unlink's renumbering) in two statements whatever their number; it names the organization as
@@ -26,7 +26,6 @@ well as the group.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -108,7 +107,7 @@ class Insert:
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
-        self.filled = fillers(model, self.given, by=f"statements.insert({meta.label}, ...)")
+        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
         self.fields = [*self.given, *(field for field, _ in self.filled)]
 
     def __call__(self, rows: Iterable[Sequence[Any]]) -> None:
@@ -131,17 +130,6 @@ class Insert:
                 for field, value in zip(fields, row, strict=True)
             ],
         )
-
-
-@functools.cache
-def _insert(model: type[Model], columns: tuple[str, ...]) -> Insert:
-    return Insert(model, columns)
-
-
-def insert(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """``INSERT`` of ``rows``, each the values of ``columns`` (field names) in order, in one
-    statement; every other column of the model as the model fills it (``Insert``)."""
-    _insert(model, tuple(columns))(rows)
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:

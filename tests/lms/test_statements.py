@@ -27,9 +27,7 @@ WHEN = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
 
 def test_insert_writes_every_row_as_the_orm_reads_it(org):
     ids = [uuid7(), uuid7()]
-    statements.insert(
-        Course,
-        ("id", "org", "created_at", "updated_at", "title", "published"),
+    statements.Insert(Course, ("id", "org", "created_at", "updated_at", "title", "published"))(
         [
             (ids[0], org.id, WHEN, WHEN, "It's 100% \\ done", True),
             (ids[1], org.id, WHEN, WHEN, "", False),
@@ -49,7 +47,7 @@ def test_insert_writes_every_row_as_the_orm_reads_it(org):
 
 def test_insert_of_no_rows_sends_nothing(org, django_assert_num_queries):
     with django_assert_num_queries(0):
-        statements.insert(Course, ("id", "org", "title"), [])
+        statements.Insert(Course, ("id", "org", "title"))([])
 
 
 def test_update_converts_json_and_times_and_answers_the_count(org):
@@ -201,7 +199,7 @@ def test_insert_fills_every_column_not_given_as_the_model_would():
             editor.create_model(Extra)
         try:
             ids = [uuid7(), uuid7()]
-            statements.insert(Extra, ("id", "name"), [(ids[0], "a"), (ids[1], "b")])
+            statements.Insert(Extra, ("id", "name"))([(ids[0], "a"), (ids[1], "b")])
             rows = {row.id: row for row in Extra.objects.all()}
         finally:
             with connection.schema_editor() as editor:
