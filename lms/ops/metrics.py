@@ -19,6 +19,7 @@ import hmac
 import logging
 import os
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -76,6 +77,9 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 # request looks its series up in one dict instead of prometheus-client's label checks. Keyed
 # by the labels themselves: routes, the methods kept and statuses are finite, so is the dict.
 _request_series: dict[tuple, tuple] = {}
+# Where the static files are served (STATIC_URL's path): WhiteNoise answers them before
+# routing, so they are counted under it.
+STATIC_PREFIX = "/" + urlsplit(settings.STATIC_URL).path.lstrip("/")
 
 
 def collecting() -> bool:
@@ -100,8 +104,7 @@ def count_request(request: HttpRequest, status: int, seconds: float) -> None:
 def _unrouted(request: HttpRequest) -> str:
     """The label of a request no route matched: a static file's (WhiteNoise serves them
     before routing), or ``UNMATCHED``."""
-    static = "/" + settings.STATIC_URL.lstrip("/")
-    return static if request.path_info.startswith(static) else UNMATCHED
+    return STATIC_PREFIX if request.path_info.startswith(STATIC_PREFIX) else UNMATCHED
 
 
 def count_automation_run(trigger: str, status: str) -> None:

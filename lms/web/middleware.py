@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import time
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import middleware as auth
@@ -38,8 +37,6 @@ _BY_STATUS: dict[int, type[errors.ApiError]] = {
 # Pages for people, not API clients: the admin keeps Django's HTML.
 _HTML_PREFIXES = ("/admin/",)
 _API_PREFIX = "/api/"
-# Where the static files are served (STATIC_URL's path), for LMS_LOG_STATIC.
-_STATIC_PREFIX = "/" + urlsplit(settings.STATIC_URL).path.lstrip("/")
 
 
 class RequestIdMiddleware:
@@ -58,7 +55,7 @@ class RequestIdMiddleware:
             if settings.LMS_METRICS_TOKEN:
                 metrics.count_request(request, response.status_code, time.perf_counter() - started)
             if access_logger.isEnabledFor(logging.INFO) and (
-                settings.LMS_LOG_STATIC or not request.path_info.startswith(_STATIC_PREFIX)
+                settings.LMS_LOG_STATIC or not request.path_info.startswith(metrics.STATIC_PREFIX)
             ):
                 _log_access(request, response, started)
             return response
