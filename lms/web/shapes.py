@@ -26,8 +26,9 @@ with ``ImproperlyConfigured`` saying what to do. ``tests/lms/test_shapes.py`` ho
 bodies to the serializers'.
 
 A ``Shape`` of a plain serializer (no ``Meta.model``) builds bodies from objects whose
-attributes are the fields' sources (``access="attributes"``), nested serializers included:
-the composed answers (a course's outline) whose values a read wrote as wire text already.
+attributes are the fields' sources, nested serializers included: the composed answers (a
+course's outline) whose values a read wrote as wire text already, and model instances (an
+invite).
 """
 
 from __future__ import annotations
@@ -113,18 +114,13 @@ def _builder(
 class Shape:
     """The wire shape ``serializer_class`` declares (see the module's docstring)."""
 
-    def __init__(
-        self,
-        serializer_class: type[serializers.Serializer],
-        *,
-        access: Literal["positions", "attributes"] | None = None,
-    ) -> None:
+    def __init__(self, serializer_class: type[serializers.Serializer]) -> None:
         serializer = serializer_class()
         self.serializer_class = serializer_class
         self.model = getattr(getattr(serializer_class, "Meta", None), "model", None)
         self.names = tuple(serializer.fields)
         self.sources = tuple(field.source for field in serializer.fields.values())
-        access = access or ("positions" if self.model is not None else "attributes")
+        access = "positions" if self.model is not None else "attributes"
         label = serializer_class.__name__
         self.body = _builder(serializer, access=access, python_values=False, label=label)
         self.body_of = _builder(serializer, access=access, python_values=True, label=label)
