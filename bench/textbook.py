@@ -47,6 +47,7 @@ from downloads.serializers import DownloadAssetSerializer
 from learn import completion
 from learn.models import Activity, Course, CourseCompletion, Enrollment, Module
 from learn.models import Progress as ProgressRow
+from learn.selectors import course_status, fraction_done
 from learn.serializers import ActivitySerializer, ProgressInputSerializer
 from learn.services import record_progress
 from organizations.models import ApiToken, Invite, hash_token
@@ -144,18 +145,6 @@ class ActivityList(TextbookView, generics.ListAPIView):
         )
 
 
-def _course_status(completed_at, started: bool) -> str:
-    if completed_at is not None:
-        return completion.COMPLETED
-    return completion.IN_PROGRESS if started else completion.NOT_STARTED
-
-
-def _fraction(done: int, total: int) -> float:
-    if not total:
-        return 0.0
-    return 1.0 if done == total else min(round(done / total, 3), 0.999)
-
-
 class EnrolledCourseOut(serializers.ModelSerializer):
     id = serializers.UUIDField(source="course_id")
     orgId = serializers.UUIDField(source="org_id")
@@ -180,10 +169,10 @@ class EnrolledCourseOut(serializers.ModelSerializer):
         ]
 
     def get_status(self, enrollment) -> str:
-        return _course_status(enrollment.completed_at, enrollment.started)
+        return course_status(enrollment.completed_at, enrollment.started)
 
     def get_progress(self, enrollment) -> float:
-        return _fraction(enrollment.done, enrollment.activity_count)
+        return fraction_done(enrollment.done, enrollment.activity_count)
 
 
 def _count(queryset):
@@ -286,7 +275,7 @@ class CourseOutlineOut(serializers.ModelSerializer):
 
     def get_status(self, course) -> str:
         started = any(a.id in self.context["progress"] for a in self._listed(course))
-        return _course_status(self.context["completion"], started)
+        return course_status(self.context["completion"], started)
 
     def get_progress(self, course) -> float:
         listed = self._listed(course)
@@ -294,7 +283,7 @@ class CourseOutlineOut(serializers.ModelSerializer):
         done = sum(
             1 for a in listed if a.id in progress and progress[a.id].status == completion.COMPLETED
         )
-        return _fraction(done, len(listed))
+        return fraction_done(done, len(listed))
 
     def get_completedAt(self, course):
         completed = self.context["completion"]
