@@ -34,15 +34,23 @@ def administered_orgs(user) -> dict:
     )
 
 
+def invite_token_hash(raw: str) -> str | None:
+    """The hash an invite of token ``raw`` would be stored with; None for what cannot be one
+    (empty, far too long, or a lone surrogate, which no token we issue holds)."""
+    if not raw or len(raw) > MAX_INVITE_TOKEN_LENGTH:
+        return None
+    try:
+        return hash_token(raw)
+    except UnicodeEncodeError:
+        return None
+
+
 def invite_by_token(raw: str, *, for_update: bool = False) -> Invite | None:
     """The invite a raw token opens, whatever its state, or None. One query at most (its
     SQL compiled once per process); ``for_update`` locks its row until the transaction
     ends and reads it whole."""
-    if not raw or len(raw) > MAX_INVITE_TOKEN_LENGTH:
-        return None
-    try:
-        token_hash = hash_token(raw)
-    except UnicodeEncodeError:  # a lone surrogate cannot be any token we issued
+    token_hash = invite_token_hash(raw)
+    if token_hash is None:
         return None
     if for_update:
         return Invite.all_orgs.filter(token_hash=token_hash).select_for_update().first()

@@ -32,7 +32,7 @@ from organizations.models import (
     new_invite_token,
     new_raw_token,
 )
-from organizations.selectors import MAX_INVITE_TOKEN_LENGTH, available_invite
+from organizations.selectors import available_invite, invite_token_hash
 
 
 @transaction.atomic
@@ -264,7 +264,7 @@ def accept_invite_once(
     is deleted once expired: when it is read, or as any later answer is stored. Of two
     simultaneous accepts with one key, the second waits for the invite's lock, finds it
     accepted, and answers the first's answer."""
-    token_hash = _invite_token_hash(raw_token)
+    token_hash = invite_token_hash(raw_token)
     if key is None or token_hash is None:
         return Answer(201, answer(accept_invite(raw_token=raw_token)))
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
@@ -300,16 +300,6 @@ def accept_invite_once(
         races=(InviteUnavailable,),
         reopen=reopen,
     )
-
-
-def _invite_token_hash(raw: str) -> str | None:
-    """The hash an invite of token ``raw`` would be stored with; None for what cannot be one."""
-    if not raw or len(raw) > MAX_INVITE_TOKEN_LENGTH:
-        return None
-    try:
-        return hash_token(raw)
-    except UnicodeEncodeError:
-        return None
 
 
 _SEAL_SALT = "organizations.InviteReplay"
