@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 from learn import completion
 from learn.completion import COMPLETED
 from learn.errors import NotEnrolled
-from learn.models import Activity, Course, Enrollment, Module
+from learn.models import Course, Enrollment, Module
 from learn.selectors import (
     activity_standing,
     course_status,
@@ -251,18 +251,22 @@ def _count(queryset: QuerySet) -> Coalesce:
     return Coalesce(Subquery(counted[:1]), 0)
 
 
+def _enrollments(org_id, membership_id) -> QuerySet:
+    """The member's enrollments in published courses: the rows the list pages and counts."""
+    return Enrollment.objects.for_org(org_id).filter(
+        membership_id=membership_id, course__published=True
+    )
+
+
 def enrolled_courses(org_id, membership_id) -> QuerySet:
     """The member's enrollments in published courses, most recent first (the course id,
     descending, breaks a tie), each with its course's head and the member's counts on it
     (correlated subqueries, evaluated for the rows of the page only)."""
-    listed = Activity.objects.for_org(org_id).filter(
-        course=OuterRef("course_id"), published=True, module__published=True
-    )
+    listed = listed_activities(org_id, OuterRef("course_id"))  # counted: unordered
     # One filter() call: each call on a multi-valued relation would join it again.
     mine = {"progress__org": org_id, "progress__membership_id": membership_id}
     return (
-        Enrollment.objects.for_org(org_id)
-        .filter(membership_id=membership_id, course__published=True)
+        _enrollments(org_id, membership_id)
         .order_by("-created_at", "-course_id")
         .values_list(
             WireId("course_id"),
@@ -313,11 +317,7 @@ def my_courses(
     lookup = {"org_id": org.id, "membership_id": membership.id}
 
     def count() -> int:  # built only when needed: a queryset costs as much as the read
-        return (
-            Enrollment.objects.for_org(org)
-            .filter(membership=membership, course__published=True)
-            .count()
-        )
+        return _enrollments(org.id, membership.id).count()
 
     if page.offset == 0:
         rows = _FIRST_PAGE.rows(page.size, **lookup)
