@@ -14,6 +14,7 @@ from automations.models import Automation, AutomationRun, new_signing_secret
 from automations.runs import retry_run as start_again
 from automations.runs import revision_of
 from learn.api import Activity, Course
+from lms.db.integrity import UniqueRefusal
 from lms.errors import Conflict, validation_error
 from lms.ids import uuid7
 from lms.tenancy import get_or_404
@@ -274,16 +275,5 @@ def _name_taken() -> Conflict:
     )
 
 
-_NAME_CONSTRAINT = "automation_org_name_unique"
-
-
-def _is_name_clash(exc: IntegrityError) -> bool:
-    """Whether ``exc`` is the organization's unique name refusing a row: PostgreSQL names
-    the constraint, SQLite the columns."""
-    diagnostics = getattr(exc.__cause__, "diag", None)
-    if getattr(diagnostics, "constraint_name", None) == _NAME_CONSTRAINT:
-        return True
-    text = str(exc)
-    return _NAME_CONSTRAINT in text or (
-        "UNIQUE constraint failed" in text and f"{Automation._meta.db_table}.name" in text
-    )
+# The organization's unique name refusing a row that another request named first.
+_is_name_clash = UniqueRefusal(Automation, ["automation_org_name_unique"])

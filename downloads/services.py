@@ -39,13 +39,14 @@ from typing import Any, ParamSpec, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, UniqueConstraint
+from django.db.models import F
 from django.utils import timezone
 
 from downloads.models import Asset, Download, DownloadAsset
 from downloads.serializers import LINK
 from lms.db import statements
 from lms.db.compiled import Compiled
+from lms.db.integrity import UniqueRefusal
 from lms.errors import Conflict, NotFound
 from lms.ids import parse_id, uuid7
 
@@ -60,33 +61,10 @@ R = TypeVar("R")
 Link = LINK.record
 
 
-# The constraints a writer that slipped past the download lock breaks, by name (PostgreSQL
-# names the constraint an error breaks) and by columns (SQLite names the columns).
-_RACES = [
-    constraint
-    for constraint in DownloadAsset._meta.constraints
-    if isinstance(constraint, UniqueConstraint)
-]
-_RACE_NAMES = frozenset(constraint.name for constraint in _RACES)
-_RACE_COLUMNS = frozenset(
-    frozenset(DownloadAsset._meta.get_field(name).column for name in constraint.fields)
-    for constraint in _RACES
-)
-_SQLITE_UNIQUE = "UNIQUE constraint failed: "
-
-
-def _a_race(error: IntegrityError) -> bool:
-    """Whether ``error`` is a unique constraint of the links that a concurrent writer
-    broke: anything else (a NOT NULL column left out, a foreign key, a check) is a fault,
-    not a race, and retrying would only hide it."""
-    diag = getattr(error.__cause__, "diag", None)
-    if diag is not None:
-        return diag.constraint_name in _RACE_NAMES
-    message = str(error)
-    if not message.startswith(_SQLITE_UNIQUE):
-        return False
-    named = message.removeprefix(_SQLITE_UNIQUE).split(",")
-    return frozenset(column.strip().rpartition(".")[2] for column in named) in _RACE_COLUMNS
+# A writer that slipped past the download lock breaks one of the links' unique constraints;
+# anything else (a NOT NULL column left out, a foreign key, a check) is a fault, not a race,
+# and retrying would only hide it.
+_a_race = UniqueRefusal(DownloadAsset)
 
 
 def _retried(service: Callable[P, R]) -> Callable[P, R]:
