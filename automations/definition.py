@@ -10,7 +10,7 @@ without validating it again.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
@@ -35,15 +35,14 @@ class Definition:
 
     trigger: str
     actions: list[dict[str, Any]]
-    given: list[dict[str, Any]] | None = None
-    conditions: dict[str, list[str]] = field(default_factory=dict)
+    given: list[dict[str, Any]]
+    conditions: dict[str, list[str]]
 
-    def describes(self, trigger: Any, actions: Any, conditions: Any = None) -> bool:
-        given = self.actions if self.given is None else self.given
+    def describes(self, trigger: Any, actions: Any, conditions: Any) -> bool:
         return (
             self.trigger == trigger
-            and (actions == given or actions == self.actions)
-            and (conditions is None or conditions == self.conditions)
+            and (actions == self.given or actions == self.actions)
+            and conditions == self.conditions
         )
 
 
