@@ -497,30 +497,49 @@ def _length(fixed: float | None, reported: Any) -> float | None:
     return float(reported) if reported else None
 
 
-def measure(settings: Settings, state: Mapping[str, Any]) -> tuple[bool, float]:
-    """(condition met, raw fraction toward it) of the activity's rule over the state."""
+def _amount(settings: Settings, state: Mapping[str, Any]) -> tuple[float, float] | None:
+    """What the activity's rule measures over the state and the target it asks, in the
+    rule's unit: microseconds spent (``time``), seconds of the media watched (``media``),
+    pages seen (``pages``), the best score's fraction (``score``). None while there is
+    nothing to measure (no length known, no score yet) and for a rule that measures no
+    amount (``view``, ``reported``, ``UNUSABLE``)."""
     rule = settings.rule
+    if rule.type == "time":
+        return float(state["secondsMicros"]), rule.target * _MICROS
+    if rule.type == "media":
+        length = _length(settings.duration, state["duration"])
+        if length is None:
+            return None
+        watched = watched_seconds(decode_watched(state["watched"]), length)
+        return float(watched), rule.target * seconds_of(length)
+    if rule.type == "pages":
+        length = _length(settings.pages, state["maxPages"])
+        if length is None:
+            return None
+        seen = sum(1 for page in state["pages"] if page <= length)
+        return float(seen), rule.target * length
+    if rule.type == "score" and state["bestScore"] is not None:
+        return float(state["bestScore"]), rule.target
+    return None
+
+
+def _met(
+    rule: Rule, state: Mapping[str, Any], amount: tuple[float, float] | None
+) -> tuple[bool, float]:
+    """(condition met, raw fraction toward it) of ``rule`` over the state, whose ``amount``
+    is measured."""
     if rule.type == "view":
         return bool(state["any"]), 0.0
     if rule.type == "reported":
         return bool(state["complete"]), 0.0
-    if rule.type == "time":
-        return _fraction(float(state["secondsMicros"]), rule.target * _MICROS)
-    if rule.type == "media":
-        length = _length(settings.duration, state["duration"])
-        if length is None:
-            return False, 0.0
-        watched = watched_seconds(decode_watched(state["watched"]), length)
-        return _fraction(float(watched), rule.target * seconds_of(length))
-    if rule.type == "pages":
-        length = _length(settings.pages, state["maxPages"])
-        if length is None:
-            return False, 0.0
-        seen = sum(1 for page in state["pages"] if page <= length)
-        return _fraction(float(seen), rule.target * length)
-    if rule.type == "score" and state["bestScore"] is not None:
-        return _fraction(float(state["bestScore"]), rule.target)
-    return False, 0.0  # no score yet, or UNUSABLE
+    return (False, 0.0) if amount is None else _fraction(*amount)
+
+
+def _full(state: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``state`` with every key, as the empty state has it where ``state`` has none."""
+    full = empty_state()
+    full.update(state or {})
+    return full
 
 
 def decide(
@@ -530,16 +549,8 @@ def decide(
 
     An ``UNUSABLE`` rule never completes. ``previous == completed`` is kept.
     """
-    if previous == COMPLETED:
-        return Decision(COMPLETED, 1.0)
-    full = empty_state()
-    full.update(state or {})
-    done, fraction = measure(settings, full)
-    if done:
-        return Decision(COMPLETED, 1.0)
-    ceiling = 1.0 - 10.0**-PROGRESS_DECIMALS
-    progress = min(max(round(fraction, PROGRESS_DECIMALS), 0.0), ceiling)
-    return Decision(IN_PROGRESS, progress)
+    answer = outcome(settings, state, previous)
+    return Decision(answer.status, answer.progress)
 
 
 # --- what remains -------------------------------------------------------------------------
@@ -557,6 +568,24 @@ def _short_of(value: float, target: float) -> int:
     return max(0, math.ceil(gap))
 
 
+def _left(rule: Rule, state: Mapping[str, Any], amount: tuple[float, float] | None) -> Remaining:
+    """What ``rule`` still asks of the state, whose ``amount`` is measured."""
+    if rule.type == "view":
+        return {"open": True}
+    if rule.type == "reported":
+        return {"report": "complete"}
+    if rule.type == "score":
+        return {"passingScore": rule.target, "best": state["bestScore"]}
+    short = None if amount is None else _short_of(*amount)
+    if rule.type == "time":  # microseconds short, asked in whole seconds rounded up
+        return {"seconds": -(-short // _MICROS)}
+    if rule.type == "media":
+        return {"seconds": short}
+    if rule.type == "pages":
+        return {"pages": short}
+    return {}
+
+
 def remaining(settings: Settings, state: Mapping[str, Any] | None, status: str) -> Remaining:
     """What remains of the activity for a learner whose reports folded into ``state`` and
     whose status is ``status``: None exactly when ``status`` is completed, else what the
@@ -571,31 +600,11 @@ def remaining(settings: Settings, state: Mapping[str, Any] | None, status: str) 
     has nothing the learner could do: ``{}``."""
     if status == COMPLETED:
         return None
-    full = empty_state()
-    full.update(state or {})
-    rule = settings.rule
-    if rule.type == "view":
-        return {"open": True}
-    if rule.type == "reported":
-        return {"report": "complete"}
-    if rule.type == "time":
-        micros = _short_of(float(full["secondsMicros"]), rule.target * _MICROS)
-        return {"seconds": -(-micros // _MICROS)}
-    if rule.type == "media":
-        length = _length(settings.duration, full["duration"])
-        if length is None:
-            return {"seconds": None}
-        watched = watched_seconds(decode_watched(full["watched"]), length)
-        return {"seconds": _short_of(float(watched), rule.target * seconds_of(length))}
-    if rule.type == "pages":
-        length = _length(settings.pages, full["maxPages"])
-        if length is None:
-            return {"pages": None}
-        seen = sum(1 for page in full["pages"] if page <= length)
-        return {"pages": _short_of(float(seen), rule.target * length)}
-    if rule.type == "score":
-        return {"passingScore": rule.target, "best": full["bestScore"]}
-    return {}
+    full = _full(state)
+    return _left(settings.rule, full, _amount(settings, full))
+
+
+# --- a progress request's answer ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -606,3 +615,20 @@ class Outcome:
     status: str
     progress: float
     remaining: Remaining
+
+
+def outcome(
+    settings: Settings, state: Mapping[str, Any] | None, previous: str | None = None
+) -> Outcome:
+    """``decide`` and ``remaining`` of the activity for ``state`` at once, the rule
+    measured once (a media's watched seconds are decoded once per request)."""
+    if previous == COMPLETED:
+        return Outcome(COMPLETED, 1.0, None)
+    full = _full(state)
+    amount = _amount(settings, full)
+    done, fraction = _met(settings.rule, full, amount)
+    if done:
+        return Outcome(COMPLETED, 1.0, None)
+    ceiling = 1.0 - 10.0**-PROGRESS_DECIMALS
+    progress = min(max(round(fraction, PROGRESS_DECIMALS), 0.0), ceiling)
+    return Outcome(IN_PROGRESS, progress, _left(settings.rule, full, amount))

@@ -65,12 +65,11 @@ def _record(org, membership, activity, reports, request_id) -> completion.Outcom
     if row.status != completion.COMPLETED:
         # A completed activity stays completed: its reports are stored, its state is final.
         row.state = completion.visit(row.state, [received.report for received in reports])
-    settings = activity.completion_settings
-    decision = completion.decide(settings, row.state, previous=row.status)
-    first_completion = decision.status == completion.COMPLETED and row.completed_at is None
+    outcome = completion.outcome(activity.completion_settings, row.state, previous=row.status)
+    first_completion = outcome.status == completion.COMPLETED and row.completed_at is None
     if first_completion:
         row.completed_at = now
-    row.status, row.progress = decision.status, decision.progress
+    row.status, row.progress = outcome.status, outcome.progress
     statements.update(
         Progress,
         org_id=org.id,
@@ -91,17 +90,13 @@ def _record(org, membership, activity, reports, request_id) -> completion.Outcom
             occurred_at=now,
             ids={"activityId": activity.id},
         )
-    if decision.status == completion.COMPLETED and not activity.course_completed:
+    if outcome.status == completion.COMPLETED and not activity.course_completed:
         # A stored course completion latches: read with the activity, it spares the
         # enrollment lock and the count on every later report of a completed course.
         complete_course_if_done(
             org=org, membership=membership, course_id=activity.course_id, now=now
         )
-    return completion.Outcome(
-        decision.status,
-        decision.progress,
-        completion.remaining(settings, row.state, decision.status),
-    )
+    return outcome
 
 
 def _label(kind: str | None) -> str:
