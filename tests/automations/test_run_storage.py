@@ -12,7 +12,7 @@ from automations import runs
 from automations.models import Automation, AutomationRevision, AutomationRun, AutomationRunAction
 from learn.models import Enrollment
 from tests.automations.factories import AutomationFactory, make_run, welcome_email
-from tests.helpers import make_member
+from tests.helpers import admin_client, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory
 
 pytestmark = pytest.mark.django_db
@@ -209,14 +209,10 @@ def test_the_migrations_move_runs_onto_revisions_and_rows_and_back():
 
 
 def test_an_admin_edit_of_the_actions_writes_their_revision(org):
-    from django.test import Client
-
     from automations.services import save_automation
     from tests.automations.test_automation_writes import form_data
-    from tests.factories import UserFactory
 
-    staff = Client()
-    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    staff = admin_client()
     automation = save_automation(
         org=org, name="Welcome", trigger="enrollment.created", actions=[welcome_email()]
     )
@@ -249,10 +245,6 @@ def test_an_automation_saved_around_the_model_gets_its_revision_when_it_runs(org
 
 
 def test_the_admins_run_pages_cost_the_same_queries_whatever_the_actions(org):
-    from django.test import Client
-
-    from tests.factories import UserFactory
-
     made = []
     for number in (1, 20):
         automation = AutomationFactory(org=org, actions=[big_email(n) for n in range(number)])
@@ -262,8 +254,7 @@ def test_the_admins_run_pages_cost_the_same_queries_whatever_the_actions(org):
                 org=org, run=run, index=index, status="succeeded", attempts=1
             )
         made.append((number, run))
-    staff = Client()
-    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    staff = admin_client()
     staff.get(f"/admin/automations/automationrun/{run.id}/change/")  # caches per process
     counts = []
     for number, run in made:
