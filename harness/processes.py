@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +107,20 @@ def gunicorn_server(
         yield Server(port, proc, log_path)
     finally:
         stop(proc)
+
+
+def wait_for(
+    predicate: Callable[[], object], timeout: float = 20, what: str = "", every: float = 0.05
+) -> object:
+    """``predicate()``'s first true value, asked every ``every`` seconds; AssertionError
+    naming ``what`` if none comes within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 def stop(proc: subprocess.Popen, timeout: float = 15) -> None:

@@ -1,6 +1,7 @@
 import factory
+from django.utils import timezone
 
-from automations.models import Automation
+from automations.models import Automation, AutomationRun
 from tests.factories import OrganizationFactory
 
 
@@ -21,6 +22,23 @@ class AutomationFactory(factory.django.DjangoModelFactory):
     trigger = "enrollment.created"
     actions = factory.LazyFunction(lambda: [welcome_email()])
     enabled = True
+
+
+def make_run(automation, **fields) -> AutomationRun:
+    """A run of ``automation`` for a new event, due now; ``fields`` override any column."""
+    now = timezone.now()
+    values = {
+        "org": automation.org,
+        "automation": automation,
+        "trigger": automation.trigger,
+        "occurred_at": now,
+        "event_data": {"email": "a@example.com"},
+        "revision_id": automation.revision_id,
+        "due_at": now,
+        **fields,
+    }
+    values["event_id"] = values.get("event_id") or AutomationRun().id
+    return AutomationRun.objects.create(**values)
 
 
 def editor_fields(actions: list[dict], name: str = "actions") -> dict[str, str]:

@@ -6,15 +6,13 @@ failed is said so, never a 500."""
 from __future__ import annotations
 
 import re
-import uuid
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from organizations.models import Membership
-from tests.automations.factories import AutomationFactory
+from tests.automations.factories import AutomationFactory, make_run
 from tests.factories import UserFactory
 from tests.helpers import admin_client, make_member
 
@@ -25,17 +23,7 @@ RUNS = "/admin/automations/automationrun/"
 
 
 def failed_run(org, automation, status="failed"):
-    run = AutomationRun.objects.create(
-        org=org,
-        automation=automation,
-        revision_id=automation.revision_id,
-        trigger=automation.trigger,
-        event_id=uuid.uuid4(),
-        occurred_at=timezone.now(),
-        event_data={"email": "ada@example.com"},
-        due_at=timezone.now(),
-        status=status,
-    )
+    run = make_run(automation, org=org, event_data={"email": "ada@example.com"}, status=status)
     AutomationRunAction.objects.create(
         org=org, run=run, index=0, status=status, attempts=5, last_error="Refused."
     )

@@ -10,7 +10,7 @@ from django.test import Client
 
 from automations.models import Automation
 from organizations.models import Membership
-from tests.automations.factories import AutomationFactory
+from tests.automations.factories import AutomationFactory, editor_fields
 from tests.factories import UserFactory
 from tests.helpers import admin_client, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory
@@ -23,9 +23,7 @@ EMAIL = {"to": "learner", "subject": "Well done", "body": ""}
 
 def post_data(org, **fields) -> dict:
     data = {"org": str(org.pk), "name": "Congratulate", "trigger": "course.completed"}
-    data |= {"actions-TOTAL_FORMS": "1", "actions-0-type": "send_email"}
-    data |= {f"actions-0-send_email-{k}": v for k, v in EMAIL.items()}
-    return data | fields
+    return data | editor_fields([{"type": "send_email", "input": EMAIL}]) | fields
 
 
 def course_options(page: str) -> list[str]:

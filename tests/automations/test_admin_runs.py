@@ -5,7 +5,6 @@ days' succeeded and failed runs, each page at a constant number of queries."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -15,6 +14,7 @@ from django.utils import timezone
 
 from automations.models import AutomationRun, AutomationRunAction
 from tests.automations.factories import AutomationFactory, welcome_email
+from tests.automations.factories import make_run as new_run
 from tests.helpers import admin_client
 
 pytestmark = pytest.mark.django_db
@@ -40,12 +40,9 @@ def hook(**headers) -> dict:
 
 def make_run(org, automation, *, email="learner@example.com", status="running", ago=None):
     created = timezone.now() - (ago or timedelta(0))
-    run = AutomationRun.objects.create(
+    run = new_run(
+        automation,
         org=org,
-        automation=automation,
-        revision_id=automation.revision_id,
-        trigger=automation.trigger,
-        event_id=uuid.uuid4(),
         occurred_at=created,
         event_data={"email": email, "courseId": "x", "memberId": "y"},
         due_at=created,

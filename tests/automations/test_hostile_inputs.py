@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from automations.models import Automation
 from automations.registry import MAX_ACTIONS, MAX_INPUT_BYTES
-from tests.automations.factories import AutomationFactory, welcome_email
+from tests.automations.factories import AutomationFactory, editor_fields, welcome_email
 from tests.helpers import admin_client, assert_error
 from tests.learn.factories import CourseFactory
 
@@ -73,9 +73,7 @@ def test_the_admin_refuses_nul_in_a_url_and_stores_nothing(org):
         "org": str(org.pk),
         "name": "Hook",
         "trigger": "enrollment.created",
-        "actions-TOTAL_FORMS": "1",
-        "actions-0-type": "webhook",
-        "actions-0-webhook-url": HOOK_URL + "/\x00",
+        **editor_fields([{"type": "webhook", "input": {"url": HOOK_URL + "/\x00"}}]),
     }
     response = staff.post("/admin/automations/automation/add/", data)
     assert response.status_code == 200
@@ -179,9 +177,9 @@ def test_the_admin_stores_an_id_lower_case_and_its_picker_shows_it(org):
         "org": str(org.pk),
         "name": "Enroll",
         "trigger": "enrollment.created",
-        "actions-TOTAL_FORMS": "1",
-        "actions-0-type": "enroll_in_course",
-        "actions-0-enroll_in_course-courseId": str(course.id).upper(),
+        **editor_fields(
+            [{"type": "enroll_in_course", "input": {"courseId": str(course.id).upper()}}]
+        ),
     }
     assert staff.post("/admin/automations/automation/add/", data).status_code == 302
     automation = Automation.all_orgs.get()
@@ -256,11 +254,7 @@ def test_the_admin_keeps_the_limit_of_enabled_automations_per_trigger(org, setti
         "name": "Second",
         "trigger": "enrollment.created",
         "enabled": "on",
-        "actions-TOTAL_FORMS": "1",
-        "actions-0-type": "send_email",
-        "actions-0-send_email-to": "learner",
-        "actions-0-send_email-subject": "Hi",
-        "actions-0-send_email-body": "",
+        **editor_fields([welcome_email(subject="Hi", body="")]),
     }
     response = staff.post("/admin/automations/automation/add/", data)
     assert response.status_code == 200
@@ -276,11 +270,8 @@ def test_the_admin_refuses_an_input_over_16_kib(org):
         "org": str(org.pk),
         "name": "Long",
         "trigger": "enrollment.created",
-        "actions-TOTAL_FORMS": "1",
-        "actions-0-type": "send_email",
-        "actions-0-send_email-to": "learner",
-        "actions-0-send_email-subject": "Hi",
-        "actions-0-send_email-body": "\u00e9" * 9000,  # 18,000 bytes of UTF-8
+        # 18,000 bytes of UTF-8 in the body
+        **editor_fields([welcome_email(subject="Hi", body="\u00e9" * 9000)]),
     }
     response = staff.post("/admin/automations/automation/add/", data)
     assert response.status_code == 200

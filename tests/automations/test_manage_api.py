@@ -5,11 +5,10 @@ from __future__ import annotations
 import base64
 
 import pytest
-from django.utils import timezone
 
 from automations import definition as definition_module
 from automations.models import Automation, AutomationRun, AutomationRunAction
-from tests.automations.factories import AutomationFactory, welcome_email
+from tests.automations.factories import AutomationFactory, make_run, welcome_email
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import CourseFactory
 
@@ -173,21 +172,6 @@ def test_delete_removes_the_automation_and_its_runs(api, owner):
     assert api.delete(f"{URL}/{automation.id}", token=owner.token).status_code == 204
     assert not AutomationRun.objects.for_org(owner.org).exists()
     assert_error(api.delete(f"{URL}/{automation.id}", token=owner.token), 404, "not_found")
-
-
-def make_run(automation, **fields) -> AutomationRun:
-    now = timezone.now()
-    return AutomationRun.objects.create(
-        org=automation.org,
-        automation=automation,
-        trigger=automation.trigger,
-        event_id=fields.pop("event_id", None) or AutomationRun().id,
-        occurred_at=now,
-        event_data={"email": "a@example.com"},
-        revision_id=automation.revision_id,
-        due_at=now,
-        **fields,
-    )
 
 
 def test_runs_are_listed_newest_first_in_their_shape(api, owner, django_assert_num_queries):

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from automations import runs
 from automations.models import Automation, AutomationRevision, AutomationRun, AutomationRunAction
 from learn.models import Enrollment
-from tests.automations.factories import AutomationFactory, welcome_email
-from tests.helpers import make_member
+from tests.automations.factories import AutomationFactory, make_run, welcome_email
+from tests.helpers import admin_client, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory
 
 pytestmark = pytest.mark.django_db
@@ -62,18 +62,7 @@ def test_an_attempt_writes_its_own_actions_row_and_never_the_inputs(settings, or
     automation = AutomationFactory(
         org=org, actions=[big_email(0), big_email(1), hook, big_email(2)]
     )
-    from django.utils import timezone
-
-    run = AutomationRun.objects.create(
-        org=org,
-        automation=automation,
-        revision_id=automation.revision_id,
-        trigger=automation.trigger,
-        event_id=automation.id,
-        occurred_at=timezone.now(),
-        event_data={"email": "a@example.com"},
-        due_at=timezone.now(),
-    )
+    run = make_run(automation)
     with CaptureQueriesContext(connection) as captured:
         runs.execute(run.id)
     sent = writes(captured)
@@ -145,17 +134,7 @@ def test_deleting_an_automation_deletes_its_revisions_runs_and_their_rows(api, o
     automation = AutomationFactory(org=org)
     automation.actions = [welcome_email(subject="Second")]
     automation.save()
-    from django.utils import timezone
-
-    run = AutomationRun.objects.create(
-        org=org,
-        automation=automation,
-        revision_id=automation.revision_id,
-        trigger=automation.trigger,
-        event_id=automation.id,
-        occurred_at=timezone.now(),
-        due_at=timezone.now(),
-    )
+    run = make_run(automation)
     AutomationRunAction.objects.create(org=org, run=run, index=0, status="succeeded")
     assert api.delete(f"/api/automations/{automation.id}", token=owner.token).status_code == 204
     for model in (AutomationRevision, AutomationRun, AutomationRunAction):
@@ -230,14 +209,10 @@ def test_the_migrations_move_runs_onto_revisions_and_rows_and_back():
 
 
 def test_an_admin_edit_of_the_actions_writes_their_revision(org):
-    from django.test import Client
-
     from automations.services import save_automation
     from tests.automations.test_automation_writes import form_data
-    from tests.factories import UserFactory
 
-    staff = Client()
-    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    staff = admin_client()
     automation = save_automation(
         org=org, name="Welcome", trigger="enrollment.created", actions=[welcome_email()]
     )
@@ -270,31 +245,16 @@ def test_an_automation_saved_around_the_model_gets_its_revision_when_it_runs(org
 
 
 def test_the_admins_run_pages_cost_the_same_queries_whatever_the_actions(org):
-    from django.test import Client
-    from django.utils import timezone
-
-    from tests.factories import UserFactory
-
     made = []
     for number in (1, 20):
         automation = AutomationFactory(org=org, actions=[big_email(n) for n in range(number)])
-        run = AutomationRun.objects.create(
-            org=org,
-            automation=automation,
-            revision_id=automation.revision_id,
-            trigger=automation.trigger,
-            event_id=automation.id,
-            occurred_at=timezone.now(),
-            due_at=timezone.now(),
-            status="running",
-        )
+        run = make_run(automation, status="running")
         for index in range(number // 2 + 1):
             AutomationRunAction.objects.create(
                 org=org, run=run, index=index, status="succeeded", attempts=1
             )
         made.append((number, run))
-    staff = Client()
-    staff.force_login(UserFactory(is_staff=True, is_superuser=True))
+    staff = admin_client()
     staff.get(f"/admin/automations/automationrun/{run.id}/change/")  # caches per process
     counts = []
     for number, run in made:

@@ -19,7 +19,7 @@ from automations.actions import render
 from automations.models import AutomationRun, AutomationRunAction
 from learn.models import Enrollment
 from learn.services import enroll
-from tests.automations.factories import AutomationFactory, welcome_email
+from tests.automations.factories import AutomationFactory, make_run, welcome_email
 from tests.factories import UserFactory
 from tests.helpers import at_once, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory
@@ -143,16 +143,7 @@ def test_the_admin_enrolls_through_the_service(org, learner, course, recorded_ev
 
 def _run(org, trigger, actions, data):
     automation = AutomationFactory(org=org, trigger=trigger, actions=actions)
-    return AutomationRun.objects.create(
-        org=org,
-        automation=automation,
-        trigger=trigger,
-        event_id=automation.id,
-        occurred_at=timezone.now(),
-        event_data=data,
-        revision_id=automation.revision_id,
-        due_at=timezone.now(),
-    )
+    return make_run(automation, event_data=data)
 
 
 def test_send_email_renders_the_placeholders_as_text(settings, org, learner, course):

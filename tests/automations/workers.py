@@ -15,11 +15,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from harness.processes import wait_for  # noqa: F401 (imported from here by the worker tests)
 from tests.organizations.servers import base_env, gunicorn_servers, run_django
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,18 +173,6 @@ class Stack:
         status, page = self.call("GET", f"/api/automations/{automation_id}/runs", token)
         assert status == 200, page
         return page["rows"]
-
-
-def wait_for(
-    predicate: Callable[[], object], timeout: float = 20, what: str = "", every: float = 0.05
-) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 def _postgres_url(name: str, server: str | None) -> str | None:

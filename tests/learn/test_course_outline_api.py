@@ -15,6 +15,7 @@ from tests.helpers import (
     prepared_statements,
 )
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
+from tests.learn.progress import report
 
 pytestmark = pytest.mark.django_db
 
@@ -44,13 +45,6 @@ def outline(api, member, course) -> dict:
 
 def activities_of(body) -> list[dict]:
     return [activity for module in body["modules"] for activity in module["activities"]]
-
-
-def report(api, member, activity, *reports) -> dict:
-    body = {"activity": str(activity.id), "reports": list(reports)}
-    response = api.post("/api/learn/progress", body, token=member.token)
-    assert response.status_code == 200, response.content[:500]
-    return response.json()
 
 
 @pytest.fixture

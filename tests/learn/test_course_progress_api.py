@@ -6,6 +6,7 @@ import pytest
 from learn.models import CourseCompletion, Progress
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
+from tests.learn.progress import report
 
 pytestmark = pytest.mark.django_db
 
@@ -23,13 +24,6 @@ def read(api, member, course) -> dict:
     body = response.json()
     assert set(body) == KEYS
     return body
-
-
-def report(api, member, activity, *reports) -> dict:
-    body = {"activity": str(activity.id), "reports": list(reports)}
-    response = api.post("/api/learn/progress", body, token=member.token)
-    assert response.status_code == 200, response.content[:500]
-    return response.json()
 
 
 def listed_ids(api, member, course) -> list[str]:

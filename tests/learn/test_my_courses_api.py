@@ -11,6 +11,7 @@ from learn.wire_reads import my_courses
 from lms.pagination import Page
 from tests.helpers import assert_error, make_member, prepared_statements
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
+from tests.learn.progress import report
 
 pytestmark = pytest.mark.django_db
 
@@ -48,13 +49,6 @@ def enroll(member, course, at: datetime | None = None) -> Enrollment:
         Enrollment.all_orgs.filter(pk=enrollment.pk).update(created_at=at)
         enrollment.refresh_from_db()
     return enrollment
-
-
-def report(api, member, activity, *reports) -> dict:
-    body = {"activity": str(activity.id), "reports": list(reports)}
-    response = api.post("/api/learn/progress", body, token=member.token)
-    assert response.status_code == 200, response.content[:500]
-    return response.json()
 
 
 def with_activities(course, count: int, published_module: bool = True) -> list:

@@ -10,11 +10,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from automations.models import AutomationRun, AutomationRunAction
+from automations.models import AutomationRunAction
 from bundles.models import Bundle, BundleCourse, BundleDownload
 from learn.models import Enrollment, Progress, ProgressReport
 from organizations.models import Membership
-from tests.automations.factories import AutomationFactory
+from tests.automations.factories import AutomationFactory, make_run
 from tests.downloads.factories import AssetFactory, DownloadFactory, link
 from tests.factories import UserFactory
 from tests.helpers import make_member
@@ -56,15 +56,9 @@ def populate(org, label: str) -> list[str]:
     BundleCourse.all_orgs.create(org=org, bundle=bundle, course=course)
     BundleDownload.all_orgs.create(org=org, bundle=bundle, download=download)
     automation = AutomationFactory(org=org, name=f"{label} automation")
-    run = AutomationRun.all_orgs.create(
-        org=org,
-        automation=automation,
-        revision_id=automation.revision_id,
-        trigger=automation.trigger,
-        event_id=automation.id,
-        occurred_at=timezone.now(),
+    run = make_run(
+        automation,
         event_data={"email": f"{label.lower()}-learner@example.com"},
-        due_at=timezone.now(),
         status="failed",
     )
     AutomationRunAction.all_orgs.create(

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -16,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.processes import HOST, free_port, get, gunicorn_server
+from harness.processes import HOST, free_port, get, gunicorn_server, stop, wait_for
 from tests.organizations.servers import base_env, run_django
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,28 +106,22 @@ def test_make_serve_logs_requests_but_not_static_files(tmp_path):
             ["make", "--no-print-directory", "serve"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
+
+    def answering() -> bool:
+        assert proc.poll() is None, log_path.read_text()[-3000:]
+        with contextlib.suppress(OSError):
+            return get(port, "/healthz", timeout=2)[0] == 200
+        return False
+
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, log_path.read_text()[-3000:]
-            with contextlib.suppress(OSError):
-                if get(port, "/healthz", timeout=2)[0] == 200:
-                    break
-            assert time.monotonic() < deadline, log_path.read_text()[-3000:]
-            time.sleep(0.2)
+        wait_for(answering, 180, "make serve to answer", every=0.2)
         status, headers, _ = get(port, STATIC)
         assert status == 200 and headers["content-type"].startswith("text/css")
         assert get(port, "/api/bundles")[0] == 401
         time.sleep(0.5)
         text = log_path.read_text()
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+        stop(proc, timeout=20)
     assert re.search(rf"Listening at: http://127\.0\.0\.1:{port} \(\d+\)", text), text[-3000:]
     assert '"path":"/api/bundles"' in text, text[-3000:]
     assert "/static/" not in text, text[-3000:]

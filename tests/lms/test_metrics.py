@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from automations import runs
 from automations.models import AutomationRun
-from tests.automations.factories import AutomationFactory, welcome_email
+from tests.automations.factories import AutomationFactory, make_run, welcome_email
 from tests.helpers import assert_error
 from tests.organizations.factories import make_invite
 
@@ -149,17 +149,7 @@ def test_the_replicas_skips_are_counted_by_reason(api, metrics_on):
 
 def _run(org, actions, *, due_at=None, status=AutomationRun.Status.PENDING) -> AutomationRun:
     automation = AutomationFactory(org=org, trigger="enrollment.created", actions=actions)
-    return AutomationRun.objects.create(
-        org=org,
-        automation=automation,
-        trigger="enrollment.created",
-        event_id=uuid.uuid4(),
-        occurred_at=timezone.now(),
-        event_data={"email": "a@example.com"},
-        revision_id=automation.revision_id,
-        due_at=due_at or timezone.now(),
-        status=status,
-    )
+    return make_run(automation, due_at=due_at or timezone.now(), status=status)
 
 
 def test_finished_automation_runs_are_counted_by_trigger_and_status(api, metrics_on, org, settings):

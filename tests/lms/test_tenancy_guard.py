@@ -8,13 +8,11 @@ import uuid
 import pytest
 from django.apps import apps
 from django.urls import URLPattern, URLResolver, get_resolver
-from django.utils import timezone
 
-from automations.models import AutomationRun
 from learn.models import Enrollment
 from lms.tenancy import OrgScopedModel
 from organizations.models import Membership
-from tests.automations.factories import AutomationFactory
+from tests.automations.factories import AutomationFactory, make_run
 from tests.downloads.factories import AssetFactory, DownloadFactory, link
 from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
 from tests.learn.factories import ActivityFactory
@@ -61,16 +59,7 @@ def world(org, other_org):
         "activity": their_activity,
         "course": their_activity.course,
         "automation": (their_automation := AutomationFactory(org=other_org)),
-        "run": AutomationRun.all_orgs.create(
-            org=other_org,
-            automation=their_automation,
-            revision_id=their_automation.revision_id,
-            trigger=their_automation.trigger,
-            event_id=uuid.uuid4(),
-            occurred_at=timezone.now(),
-            due_at=timezone.now(),
-            status="failed",
-        ),
+        "run": make_run(their_automation, status="failed"),
     }
 
 

@@ -215,23 +215,12 @@ def test_saving_a_tenant_owned_record_in_another_organization_is_refused(org, ot
 
 
 def test_staff_of_another_organization_get_404_from_an_automations_buttons(staff_owner, other_org):
-    from django.utils import timezone
-
     from automations.models import Automation, AutomationRun
-    from tests.automations.factories import AutomationFactory
+    from tests.automations.factories import AutomationFactory, make_run
 
     theirs = AutomationFactory(org=other_org)
     secret = theirs.signing_secret
-    run = AutomationRun.all_orgs.create(
-        org=other_org,
-        automation=theirs,
-        revision_id=theirs.revision_id,
-        trigger=theirs.trigger,
-        event_id=theirs.id,
-        occurred_at=timezone.now(),
-        due_at=timezone.now(),
-        status="failed",
-    )
+    run = make_run(theirs, status="failed")
     base = "/admin/automations"
     for url in (
         f"{base}/automation/{theirs.id}/roll-secret/",

@@ -9,11 +9,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
-from harness.processes import free_port, get
+from harness.processes import free_port, get, wait_for
 from tests.proof.processes import ROOT, clean_env
 
 
@@ -32,16 +31,6 @@ def _session(sid: int) -> dict[int, list[str]]:
         except (OSError, ProcessLookupError):
             continue
     return found
-
-
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _managing(sid: int, command: str) -> set[int]:
@@ -85,12 +74,17 @@ def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_pa
             except OSError:
                 return False
 
-        _wait(ready, 120, "make serve to answer")
-        (worker,) = _wait(lambda: _managing(make.pid, "db_worker"), 30, "the task worker")
+        wait_for(ready, 120, "make serve to answer", every=0.2)
+        (worker,) = wait_for(
+            lambda: _managing(make.pid, "db_worker"), 30, "the task worker", every=0.2
+        )
         assert len(_managing(make.pid, "sweep_automation_runs")) == 1
         os.kill(worker, signal.SIGKILL)
-        (again,) = _wait(
-            lambda: _managing(make.pid, "db_worker") - {worker}, 30, "the worker's restart"
+        (again,) = wait_for(
+            lambda: _managing(make.pid, "db_worker") - {worker},
+            30,
+            "the worker's restart",
+            every=0.2,
         )
         assert again != worker and ready()
         os.killpg(make.pid, signal.SIGINT)  # Ctrl-C
@@ -100,7 +94,9 @@ def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_pa
             make.wait(timeout=60)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"still running after Ctrl-C: {_session(make.pid)}") from None
-        left = _wait(lambda: not _session(make.pid) or None, 30, "every process to stop")
+        left = wait_for(
+            lambda: not _session(make.pid) or None, 30, "every process to stop", every=0.2
+        )
         assert left
     finally:
         if make.poll() is None or _session(make.pid):
