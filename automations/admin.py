@@ -17,14 +17,16 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from automations.admin_forms import AutomationForm
+from automations.delivery import BODY_CHARACTERS
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.services import retry_run, rotate_secret, save_automation, send_test
 from learn.api import Course
 from lms.admin import OrgScopedAdmin, ReadOnlyMixin, admin_org_ids, json_block
 from lms.errors import ApiError
 
-# What a run page shows of a receiver's answer (CONTRACT 8.8) and a list of an error.
-BODY_PREVIEW = 1024
+# What a run page shows of a receiver's answer (CONTRACT 8.8: as much as a delivery keeps)
+# and a list of an error.
+BODY_PREVIEW = BODY_CHARACTERS
 ERROR_PREVIEW = 120
 # A header whose value is a credential by its name: masked on run pages (CONTRACT 8.8).
 CREDENTIAL_HEADER = re.compile(r"^authorization$|token|secret|key|signature", re.IGNORECASE)
