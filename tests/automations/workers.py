@@ -19,7 +19,10 @@ from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from harness.processes import wait_for  # noqa: F401 (imported from here by the worker tests)
+from harness.processes import (
+    stop,
+    wait_for,  # noqa: F401 (imported from here by the worker tests)
+)
 from tests.organizations.servers import base_env, gunicorn_servers, run_django
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,12 +120,15 @@ class Stack:
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
+            # Its own process group: the worker forks (RQ's scheduler, a job's work horse),
+            # and stopping or killing it takes those along.
+            start_new_session=True,
         )
 
     def kill_worker(self) -> None:
-        """SIGKILL: no clean-up, as when a machine dies."""
+        """SIGKILL to the worker and what it forked: no clean-up, as when a machine dies."""
         assert self.worker is not None
-        self.worker.send_signal(signal.SIGKILL)
+        os.killpg(self.worker.pid, signal.SIGKILL)
         self.worker.wait(timeout=10)
 
     def worker_log(self) -> str:
@@ -144,13 +150,8 @@ class Stack:
             self.sweep.wait(10)
 
     def stop_worker(self) -> None:
-        if self.worker is not None and self.worker.poll() is None:
-            self.worker.send_signal(signal.SIGTERM)
-            try:
-                self.worker.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.worker.kill()
-                self.worker.wait()
+        if self.worker is not None:
+            stop(self.worker, timeout=10)
 
     def django(self, code: str) -> dict:
         return json.loads(run_django(code, self.env).strip().splitlines()[-1])
