@@ -80,9 +80,11 @@ def save_automation(
     changed = automation.changed_fields()
     if not changed:
         return automation
-    if automation.room_field() is not None:
-        # Counting the trigger's enabled automations and adding one is one step: concurrent
-        # writes of the organization's automations that take a place wait for each other.
+    if "name" in changed or automation.room_field() is not None:
+        # Checking the name is free and taking it, or counting the trigger's enabled
+        # automations and adding one, is one step: concurrent creates, renames and writes
+        # that take a place wait for each other, so a name race never reaches the unique
+        # index (whose refusal the database logs with the statement).
         Organization.objects.select_for_update().filter(id=org.id).values_list("id").get()
     if "name" in changed:
         _check_name_free(
