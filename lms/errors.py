@@ -9,6 +9,7 @@ leaves the service as ``{error, message, requestId[, details]}``.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from typing import Any
 
@@ -93,6 +94,13 @@ class UnsupportedMediaType(ApiError):
 class Throttled(ApiError):
     status, code = 429, "throttled"
     default_message = "Too many requests; retry later."
+
+    def __init__(self, message: str | None = None, *, wait: float | None = None):
+        """``wait``: the seconds until a request may go through (``Retry-After``)."""
+        self.wait = None if wait is None else max(1, math.ceil(wait))
+        if message is None and self.wait is not None:
+            message = f"Too many requests; retry in {self.wait} seconds."
+        super().__init__(message)
 
 
 class InternalError(ApiError):
@@ -218,6 +226,8 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
         error = exc
         if isinstance(exc, Unauthenticated):
             headers["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, Throttled) and exc.wait is not None:
+            headers["Retry-After"] = str(exc.wait)
     elif isinstance(exc, drf.ValidationError):
         details = flatten_details(exc.detail)
         error = validation_error(details)
@@ -237,9 +247,8 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, drf.UnsupportedMediaType):
         error = UnsupportedMediaType()
     elif isinstance(exc, drf.Throttled):
-        wait = max(1, int(exc.wait or 1))
-        error = Throttled(f"Too many requests; retry in {wait} seconds.")
-        headers["Retry-After"] = str(wait)
+        error = Throttled(wait=exc.wait or 1)
+        headers["Retry-After"] = str(error.wait)
     elif isinstance(exc, RequestDataTooBig):
         error = PayloadTooLarge()
     elif isinstance(exc, OperationalError | InterfaceError):

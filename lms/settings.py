@@ -361,6 +361,11 @@ if LMS_AUTOMATION_LEASE_SECONDS < 2 * LMS_WEBHOOK_DEADLINE_SECONDS:
 # At most this many enabled automations of one organization have one trigger (contract 8.9):
 # one event starts at most this many runs.
 LMS_AUTOMATIONS_PER_TRIGGER = int(os.environ.get("LMS_AUTOMATIONS_PER_TRIGGER", "50"))
+# Test sends (contract 8.8) per organization in any 60 seconds, counted in the shared store.
+LMS_TEST_SENDS_PER_MINUTE = int(os.environ.get("LMS_TEST_SENDS_PER_MINUTE", "10"))
+# The database task backend keeps a row per task; the sweep deletes those finished longer
+# ago than this (RQ expires its own results).
+LMS_TASK_RESULTS_KEEP_SECONDS = int(os.environ.get("LMS_TASK_RESULTS_KEEP_SECONDS", "86400"))
 
 # --- E-mail: printed to the console unless LMS_EMAIL_HOST names an SMTP server -------------
 EMAIL_HOST = os.environ.get("LMS_EMAIL_HOST", "")

@@ -8,6 +8,7 @@ Another app imports this module only, never the app's other modules
 from organizations.management.options import ORG_HELP, email_option, org_option
 from organizations.models import Membership, Organization
 from organizations.permissions import IsMember, IsOrgAdmin, IsStaffRole
+from organizations.throttling import take_slot
 
 __all__ = [
     "ORG_HELP",
@@ -18,4 +19,5 @@ __all__ = [
     "Organization",
     "email_option",
     "org_option",
+    "take_slot",
 ]
