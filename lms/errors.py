@@ -111,6 +111,9 @@ class InternalError(ApiError):
 class ServiceUnavailable(ApiError):
     status, code = 503, "service_unavailable"
     default_message = "The service is temporarily unavailable; retry later."
+    # Every 503 says when to try again (CONTRACT 7.0): a database restarting is back in
+    # seconds, and a client or load balancer that waits this long does not pile on.
+    retry_after = "5"
 
 
 # Codes whose body carries ``details``: a validation_error's offending fields, and a
@@ -156,6 +159,8 @@ def error_response(error: ApiError, **headers: str) -> JsonResponse:
     response = JsonResponse(
         error_body(error.code, error.message, error.details), status=error.status
     )
+    if isinstance(error, ServiceUnavailable):
+        response["Retry-After"] = error.retry_after
     for name, value in headers.items():
         response[name.replace("_", "-")] = value
     return response
@@ -254,6 +259,7 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, OperationalError | InterfaceError):
         logger.error("database unavailable", exc_info=exc)
         error = ServiceUnavailable()
+        headers["Retry-After"] = error.retry_after
     elif isinstance(exc, drf.APIException):
         error = ApiError(_detail_text(exc))
         error.status, error.code = exc.status_code, str(exc.default_code)
