@@ -25,6 +25,8 @@ PATHS = [
     f"/api/learn/courses/{ID}",
     f"/api/learn/courses/{ID}/activities",
     f"/api/learn/courses/{ID}/progress",
+    f"/api/learn/courses/{ID}/enrollments",
+    f"/api/learn/courses/{ID}/enrollments/{ID}",
     "/api/bundles",
     "/api/organizations/invites/inv_abc/accept",
     "/api/organizations/invites/inv_abc",
@@ -71,7 +73,8 @@ def test_every_route_name_reverses_to_the_same_path():
     names = [route.name for section in SECTIONS for route in routes(*section)]
     assert len(names) == len(PATHS) - 1
     for name in names:
-        kwargs = {key: ID for key in ("downloadId", "assetId", "courseId", "id", "runId")}
+        keys = ("downloadId", "assetId", "courseId", "memberId", "id", "runId")
+        kwargs = dict.fromkeys(keys, ID)
         kwargs["token"] = "inv_abc"
         for subset in _kwarg_subsets(kwargs):
             try:
