@@ -143,6 +143,14 @@ CASES = {
             None,
         ),
     ],
+    "api/organizations/members/<id:memberId>/tokens": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/members/{w['member'].id}/tokens",
+            f"/api/organizations/members/{MISSING}/tokens",
+            {},
+        ),
+    ],
     "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
         (
