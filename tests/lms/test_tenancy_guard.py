@@ -52,6 +52,9 @@ def world(org, other_org):
         org=other_org, course=their_activity.course, membership=theirs.membership
     )
     return {
+        "my_member": make_member(org).membership,
+        "my_course": ActivityFactory(org=org, module__course__org=org).course,
+        "member": theirs.membership,
         "my_download": DownloadFactory(org=org),
         "my_asset": AssetFactory(org=org),
         "download": their_download,
@@ -117,6 +120,36 @@ CASES = {
             f"/api/learn/courses/{w['course'].id}/progress",
             f"/api/learn/courses/{MISSING}/progress",
             None,
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/enrollments": lambda w: [
+        (
+            "POST",
+            f"/api/learn/courses/{w['course'].id}/enrollments",
+            f"/api/learn/courses/{MISSING}/enrollments",
+            {"memberIds": [str(w["my_member"].id)]},
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/enrollments/<id:memberId>": lambda w: [
+        (
+            "DELETE",
+            f"/api/learn/courses/{w['course'].id}/enrollments/{w['my_member'].id}",
+            f"/api/learn/courses/{MISSING}/enrollments/{w['my_member'].id}",
+            None,
+        ),
+        (
+            "DELETE",
+            f"/api/learn/courses/{w['my_course'].id}/enrollments/{w['member'].id}",
+            f"/api/learn/courses/{w['my_course'].id}/enrollments/{MISSING}",
+            None,
+        ),
+    ],
+    "api/organizations/members/<id:memberId>/tokens": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/members/{w['member'].id}/tokens",
+            f"/api/organizations/members/{MISSING}/tokens",
+            {},
         ),
     ],
     "api/automations/<id:id>": lambda w: [

@@ -26,6 +26,8 @@ PATHS = [
     f"/api/learn/courses/{ID}",
     f"/api/learn/courses/{ID}/activities",
     f"/api/learn/courses/{ID}/progress",
+    f"/api/learn/courses/{ID}/enrollments",
+    f"/api/learn/courses/{ID}/enrollments/{ID}",
     "/api/bundles",
     f"/api/organizations/members/{ID}/tokens",
     "/api/organizations/invites/inv_abc/accept",
