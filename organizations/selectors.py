@@ -107,3 +107,13 @@ def with_course_ids(invites: list[Invite], org_id) -> list[Invite]:
     links = Prefetch("course_links", queryset=InviteCourse.objects.for_org(org_id))
     prefetch_related_objects(invites, links)
     return invites
+
+
+def invite_course_ids(org_id, invite_id) -> list:
+    """The ids of the courses accepting the invite enrols its member in, in their order."""
+    return list(
+        InviteCourse.objects.for_org(org_id)
+        .filter(invite_id=invite_id)
+        .order_by("seq")
+        .values_list("course_id", flat=True)
+    )
