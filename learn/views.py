@@ -13,9 +13,12 @@ from learn.models import Enrollment, IdempotencyRecord
 from learn.selectors import course_progress
 from learn.serializers import (
     ACTIVITY,
+    COMPLETIONS,
     COURSE_OUTLINE,
     ENROLLED_COURSE,
     ActivitySerializer,
+    CompletionsQuerySerializer,
+    CompletionsSerializer,
     CourseOutlineSerializer,
     CourseProgressSerializer,
     EnrolledCourseSerializer,
@@ -23,7 +26,12 @@ from learn.serializers import (
     ProgressResultSerializer,
 )
 from learn.services import record_progress
-from learn.wire_reads import course_outline, list_published_activities, my_courses
+from learn.wire_reads import (
+    completions_feed,
+    course_outline,
+    list_published_activities,
+    my_courses,
+)
 from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
@@ -31,6 +39,7 @@ from lms.pagination import EnvelopePagination, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
+from organizations.api import IsOrgAdmin
 
 
 class ProgressView(APIView):
@@ -188,3 +197,31 @@ class CourseOutlineView(OrgScopedViewMixin, APIView):
     def get(self, request, courseId):  # the interface's name for the path parameter
         outline = course_outline(org=self.org, membership=request.auth, course_id=courseId)
         return rendered(request, COURSE_OUTLINE.body(outline))
+
+
+class CompletionsView(OrgScopedViewMixin, APIView):
+    """Every course completion of the organization (one per `course.completed` event), in
+    the order they became visible, after the cursor `after`: an integrator polls with the
+    `next` of each answer and never misses nor repeats a completion, even when completions
+    commit out of the order of their times. Completions stay after an unenrolment."""
+
+    permission_classes = [IsOrgAdmin]
+
+    @extend_schema(
+        operation_id="list_completions",
+        summary="Read the completions feed (owner, admin)",
+        parameters=[CompletionsQuerySerializer],
+        responses={200: CompletionsSerializer},
+    )
+    def get(self, request):
+        query = CompletionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        values = query.validated_data
+        feed = completions_feed(
+            org=self.org,
+            after=values.get("after"),
+            cursor=request.query_params.get("after"),
+            limit=values["limit"],
+            course_id=values.get("course_id"),
+        )
+        return rendered(request, COMPLETIONS.body(feed))
