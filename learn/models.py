@@ -123,8 +123,14 @@ class Activity(OrgScopedModel):
 
 
 class Enrollment(OrgScopedModel):
+    """A member's enrolment in a course, made and removed by ``learn.services`` alone
+    (``enroll_members``, ``unenroll``). Removing it keeps the learner's progress, so a
+    re-enrolment answers what it answered before."""
+
     membership = org_scoped_key(MEMBERSHIP, related_name="enrollments")
     course = org_scoped_key(Course, related_name="enrollments")
+    # When the learner should have completed the course (CONTRACT 9.3); null: no date.
+    due_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [org_unique("membership", "course", name="enrollment_org_member_course")]
