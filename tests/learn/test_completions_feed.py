@@ -10,6 +10,7 @@ import base64
 import pytest
 
 from learn.models import CourseCompletion, Enrollment
+from learn.services import unenroll
 from lms.pagination import feed_cursor
 from organizations.models import Membership
 from tests.browser.live_api import LiveApi
@@ -105,7 +106,8 @@ def test_course_id_keeps_one_courses_completions(live, org, owner, admin_member,
 def test_completions_stay_in_the_feed_after_an_unenrolment(live, org, owner, course):
     learner = make_member(org)
     completed_by(live, course, learner)
-    Enrollment.all_orgs.filter(membership=learner.membership).delete()
+    unenroll(org_id=org.id, course_id=course.id, membership_id=learner.membership.id)
+    assert not Enrollment.all_orgs.filter(membership=learner.membership).exists()
     [row] = read(live, owner.token)["rows"]
     assert row["memberId"] == str(learner.membership.id)
 

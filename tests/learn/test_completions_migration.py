@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
 
 from learn.models import CompletionSequence, CourseCompletion
 from tests.factories import OrganizationFactory
@@ -18,7 +19,20 @@ from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFact
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = "0005_enrollment_member_recent_index"
+
+def _before_feed() -> str:
+    """The learn migration before the feed's, whatever their numbers."""
+    loader = MigrationLoader(None)  # the files only: at import, without a database
+    [migration] = [
+        migration
+        for (app, name), migration in loader.disk_migrations.items()
+        if app == "learn" and name.endswith("_completions_feed")
+    ]
+    [(_, parent)] = [dep for dep in migration.dependencies if dep[0] == "learn"]
+    return parent
+
+
+BEFORE = _before_feed()
 FEED = "/api/learn/completions"
 
 
