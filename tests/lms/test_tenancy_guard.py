@@ -215,7 +215,9 @@ MODELS = {
     "learn.Progress": "never by id",
     "learn.ProgressReport": "never by id",
     "learn.IdempotencyRecord": "never by id; scoped to the caller",
-    "learn.CourseCompletion": "never by id; read through the caller's course progress",
+    "learn.CourseCompletion": "never by id; read through the caller's course progress and "
+    "the organization's completions feed",
+    "learn.CompletionSequence": "never read by the API; written by a completion",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",

@@ -23,6 +23,7 @@ PATHS = [
     f"/api/downloads/{ID}/assets/{ID}",
     "/api/learn/progress",
     "/api/learn/courses",
+    "/api/learn/completions",
     f"/api/learn/courses/{ID}",
     f"/api/learn/courses/{ID}/activities",
     f"/api/learn/courses/{ID}/progress",
