@@ -8,7 +8,11 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.organizations.servers import base_env, fetch, gunicorn_servers, run_django
+
+pytestmark = pytest.mark.processes
 
 SETUP = """
 import json

@@ -12,8 +12,12 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from harness.processes import free_port, get, wait_for
 from tests.proof.processes import ROOT, clean_env
+
+pytestmark = pytest.mark.processes
 
 
 def _session(sid: int) -> dict[int, list[str]]:
