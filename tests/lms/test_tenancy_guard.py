@@ -183,6 +183,7 @@ MODELS = {
     "learn.ProgressReport": "never by id",
     "learn.IdempotencyRecord": "never by id; scoped to the caller",
     "learn.CourseCompletion": "never by id; read through the caller's course progress",
+    "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
