@@ -1,8 +1,10 @@
 # Two commands do all the set-up on a machine with Python 3.11+ and make:
-#   make run    install, migrate, seed the demo data and serve on http://127.0.0.1:8000
-#               (LMS_BIND for another address; 2 workers unless LMS_WORKERS says otherwise),
-#               with a task worker for automations beside it (Ctrl-C stops both)
-#   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
+#   make run    install, migrate, seed the demo data if the database has none yet, and serve
+#               on http://127.0.0.1:8000 (LMS_BIND for another address; 2 workers unless
+#               LMS_WORKERS says otherwise), with a task worker for automations beside it
+#               (Ctrl-C stops both). Run again, it keeps everything and prints the manifest
+#   make serve  serve without seeding anything: the demo tokens and passwords stay valid
+#   make seed   re-seed the demo: its members' progress is reset, new tokens and passwords
 #   make test   install with the dev tools, lint, and run the whole suite
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
 #   make screenshots  the admin's editors and run pages as PNGs under docs/admin/ (headless Chromium)
@@ -16,7 +18,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: run serve test lint bench clean screenshots
+.PHONY: run serve seed test lint bench clean screenshots
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -52,7 +54,7 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py seed_demo --if-missing
 	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop)"
 	@$(SERVE)
 
@@ -63,6 +65,11 @@ serve: $(VENV)/.installed
 	@$(BIN)/python manage.py demo_manifest || true
 	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop; the demo tokens and passwords above still work)"
 	@$(SERVE)
+
+seed: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createcachetable
+	$(BIN)/python manage.py seed_demo
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

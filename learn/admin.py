@@ -22,7 +22,7 @@ from learn.models import (
     Progress,
     ProgressReport,
 )
-from learn.services import enroll
+from learn.services import enroll, unenroll
 from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin, ReadOnlyMixin, json_block
 
 
@@ -216,16 +216,20 @@ class ActivityAdmin(OrgScopedAdmin):
 class EnrollmentForm(forms.ModelForm):
     class Meta:
         model = Enrollment
-        fields = ["course", "membership"]
+        fields = ["course", "membership", "due_at"]
 
 
 @admin.register(Enrollment)
 class EnrollmentAdmin(OrgScopedAdmin):
     form = EnrollmentForm
-    list_display = ["membership", "course", "org", "created_at"]
+    list_display = ["membership", "course", "org", "created_at", "due_at"]
     list_filter = ["org", "course"]
     search_fields = ["membership__user__email", "course__title"]
     list_select_related = ["membership__user", "membership__org", "course", "org"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # An enrolment does not move: unenrol and enrol again instead.
+        return ["course", "membership"] if obj is not None else []
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
@@ -234,12 +238,19 @@ class EnrollmentAdmin(OrgScopedAdmin):
         return field
 
     def save_model(self, request, obj, form, change):
-        """A new enrollment goes through the enrolment service (its enrollment.created)."""
-        if change:
-            return super().save_model(request, obj, form, change)
-        saved = enroll(membership=obj.membership, course=obj.course)
+        """Enrolling and a change of the due date go through the enrolment service (a new
+        enrollment is its enrollment.created event)."""
+        saved = enroll(membership=obj.membership, course=obj.course, due_at=obj.due_at)
         obj.pk, obj.org_id, obj.created_at = saved.pk, saved.org_id, saved.created_at
         obj._state.adding = False
+
+    def delete_model(self, request, obj):
+        """Unenrolling keeps the learner's progress (``learn.services.unenroll``)."""
+        unenroll(org_id=obj.org_id, course_id=obj.course_id, membership_id=obj.membership_id)
+
+    def delete_queryset(self, request, queryset):
+        for enrollment in queryset:
+            self.delete_model(request, enrollment)
 
 
 class ReportPayloadMixin:

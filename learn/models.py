@@ -131,12 +131,15 @@ class Stage(models.IntegerChoices):
 
 
 class Enrollment(OrgScopedModel):
-    """A member enrolled in a course, with their standing in it (``learn.standing`` keeps
-    it equal to what 7.4 answers them: ``stage`` its status, ``done`` how many of the
-    activities the course lists they completed, ``completed_at`` the stored completion's
-    time) and what the roster sorts and searches by (``last_activity_at``: their last
-    progress report on an activity of the course; ``email_key`` the lower-cased e-mail;
-    ``search_text`` the lower-cased e-mail, first and last names, joined by U+001F)."""
+    """A member's enrolment in a course, made and removed by ``learn.services`` alone
+    (``enroll_members``, ``unenroll``). Removing it keeps the learner's progress, so a
+    re-enrolment answers what it answered before. It holds the learner's standing
+    (``learn.standing`` keeps it equal to what 7.4 answers them: ``stage`` its status,
+    ``done`` how many of the activities the course lists they completed, ``completed_at``
+    the stored completion's time) and what the roster sorts and searches by
+    (``last_activity_at``: their last progress report on an activity of the course;
+    ``email_key`` the lower-cased e-mail; ``search_text`` the lower-cased e-mail, first and
+    last names, joined by U+001F)."""
 
     Stage = Stage
 
@@ -146,6 +149,8 @@ class Enrollment(OrgScopedModel):
     done = models.PositiveIntegerField(default=0)
     completed_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField(null=True, blank=True)
+    # When the learner should have completed the course (CONTRACT 9.3); null: no date.
+    due_at = models.DateTimeField(null=True, blank=True)
     email_key = models.TextField(default="", blank=True)
     search_text = models.TextField(default="", blank=True)
 

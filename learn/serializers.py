@@ -177,7 +177,8 @@ class ProgressInputSerializer(serializers.Serializer):
         max_length=MAX_REPORTS,
         allow_empty=True,
         help_text="At most 100 report objects; may be empty (opening the activity). Known "
-        "types: time, media, page, score, complete (see the API guide); others are stored and "
+        "types: time, media, page, score, complete (see the [API guide]"
+        "(/api/docs/guide#report-types)); others are stored and "
         "ignored.",
     )
 

@@ -200,12 +200,11 @@ def _funnel_of(
 # --- enrolments ------------------------------------------------------------------------------
 
 
-@transaction.atomic
 def enrolled(org_id: uuid.UUID, course_id: uuid.UUID, enrollment_ids: Sequence[uuid.UUID]) -> None:
-    """New enrolments in the course (inserted in this transaction): their standing read
-    from their learners' kept progress rows and completion (a re-enrolment answers what it
-    answered before), their learner's columns, and their learners' progress added to the
-    funnel. Three statements whatever their number."""
+    """New enrolments in the course (inserted in the enrolment service's transaction):
+    their standing read from their learners' kept progress rows and completion (a
+    re-enrolment answers what it answered before), their learner's columns, and their
+    learners' progress added to the funnel. Three statements whatever their number."""
     if not enrollment_ids:
         return
     rows = Enrollment.objects.for_org(org_id).filter(course_id=course_id, id__in=enrollment_ids)
@@ -213,23 +212,18 @@ def enrolled(org_id: uuid.UUID, course_id: uuid.UUID, enrollment_ids: Sequence[u
     _funnel_of(org_id, course_id, rows.values("membership_id"), 1)
 
 
-@transaction.atomic
 def unenrolled(
-    org_id: uuid.UUID, course_id: uuid.UUID, membership_ids: Sequence[uuid.UUID]
+    org_id: uuid.UUID, course_id: uuid.UUID, enrollment_ids: Sequence[uuid.UUID]
 ) -> None:
-    """The members' enrolments in the course are deleted in this transaction (before or
-    after this call): their progress is taken from the funnel. Their enrolments still there
-    are locked first, so a report that held one has committed before the progress is
-    read."""
-    if not membership_ids:
+    """The enrolments ``enrollment_ids`` of the course are about to be deleted in this
+    transaction (still there): their learners' progress is taken from the funnel. The
+    enrolments are locked first (the unenrolment service has locked them already), so a
+    report that held one has committed before the progress is read."""
+    if not enrollment_ids:
         return
-    list(
-        Enrollment.objects.for_org(org_id)
-        .filter(course_id=course_id, membership_id__in=membership_ids)
-        .select_for_update()
-        .values_list("id")
-    )
-    _funnel_of(org_id, course_id, membership_ids, -1)
+    rows = Enrollment.objects.for_org(org_id).filter(course_id=course_id, id__in=enrollment_ids)
+    members = list(rows.select_for_update().values_list("membership_id", flat=True))
+    _funnel_of(org_id, course_id, members, -1)
 
 
 # --- what a course lists ---------------------------------------------------------------------

@@ -310,6 +310,10 @@ SPECTACULAR_SETTINGS = {
     # ``<id:...>`` path segments are UUIDs (a malformed one is an unknown record, 404).
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "string", "format": "uuid"}},
     "SWAGGER_UI_SETTINGS": {"persistAuthorization": True},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "lms.schema.link_guide_sections",
+    ],
 }
 
 # --- Background work: automations' runs (docs/architecture.md "Events and background work")

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from lms.admin import OrgScopedAdmin, admin_org_ids, admin_roles
 from lms.errors import Conflict
-from organizations.models import ApiToken, Invite, Membership, Organization, User
+from organizations.models import ROLE_RANK, ApiToken, Invite, Membership, Organization, User
 from organizations.services import (
     create_api_token,
     create_invite,
@@ -76,13 +76,6 @@ class OrganizationAdmin(admin.ModelAdmin):
 
 
 # --- roles: nobody grants a role above their own --------------------------------------------
-
-ROLE_RANK = {
-    Membership.Role.LEARNER: 1,
-    Membership.Role.INSTRUCTOR: 2,
-    Membership.Role.ADMIN: 3,
-    Membership.Role.OWNER: 4,
-}
 
 
 def grantable_roles(request, org_id) -> list[str]:

@@ -90,6 +90,20 @@ class Membership(OrgScopedModel):
         return f"{self.user} in {self.org} ({self.role})"
 
 
+# Roles from the least to the most: nobody grants, or acts for, a role above their own.
+ROLE_RANK = {
+    Membership.Role.LEARNER: 1,
+    Membership.Role.INSTRUCTOR: 2,
+    Membership.Role.ADMIN: 3,
+    Membership.Role.OWNER: 4,
+}
+
+
+def role_above(role: str, own: str) -> bool:
+    """Whether ``role`` is above ``own`` (a role nobody holding ``own`` may grant)."""
+    return ROLE_RANK[role] > ROLE_RANK.get(own, 0)
+
+
 def hash_token(raw: str) -> str:
     """Tokens carry 256 random bits, so one SHA-256 is as good as a slow hash here."""
     return hashlib.sha256(raw.encode()).hexdigest()

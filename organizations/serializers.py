@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from lms.fields import JsonIntegerField
 from organizations.models import Membership
 
 
@@ -38,3 +39,29 @@ EMPTY_BODY_SCHEMA = {
     "maxProperties": 0,
     "description": "No body, or {}.",
 }
+
+
+# A front end's token of one member (CONTRACT 9.8): how long it lives, in seconds.
+MEMBER_TOKEN_MIN_SECONDS, MEMBER_TOKEN_MAX_SECONDS, MEMBER_TOKEN_DEFAULT_SECONDS = 60, 86400, 3600
+
+
+class MintTokenSerializer(serializers.Serializer):
+    expiresIn = JsonIntegerField(
+        source="expires_in",
+        required=False,
+        default=MEMBER_TOKEN_DEFAULT_SECONDS,
+        min_value=MEMBER_TOKEN_MIN_SECONDS,
+        max_value=MEMBER_TOKEN_MAX_SECONDS,
+        help_text="Seconds until the token expires: 60 to 86400 (default 3600).",
+    )
+
+    class Meta:
+        ref_name = "MintTokenInput"
+
+
+class MintedTokenSerializer(serializers.Serializer):
+    """A new token of a member, shown this once."""
+
+    token = serializers.CharField(help_text="The new API token (lms_...), shown only here.")
+    memberId = serializers.UUIDField(source="membership_id")
+    expiresAt = serializers.DateTimeField(source="expires_at")

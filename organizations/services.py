@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from lms.errors import Conflict
+from lms.errors import Conflict, PermissionDenied
 from lms.events import Event, emit
 from lms.idempotency import Answer, remembered
 from organizations.errors import InviteUnavailable
@@ -31,6 +31,7 @@ from organizations.models import (
     hash_token,
     new_invite_token,
     new_raw_token,
+    role_above,
 )
 from organizations.selectors import available_invite, invite_token_hash
 
@@ -122,6 +123,35 @@ def revoke_tokens(queryset) -> int:
     revoked = queryset.filter(revoked_at__isnull=True)
     forget_tokens(list(revoked.values_list("key_hash", flat=True)))
     return revoked.update(revoked_at=timezone.now())
+
+
+MEMBER_TOKEN_NAME = "front end"
+
+
+def mint_member_token(
+    *, membership: Membership, minted_by: Membership, expires_in: timedelta
+) -> tuple[ApiToken, str]:
+    """A new token of ``membership`` expiring after ``expires_in``, minted by ``minted_by``
+    (a member of the same organization). A role above the minter's own: PermissionDenied.
+    The raw token is returned here and never again."""
+    if membership.org_id != minted_by.org_id:
+        raise ValueError("A token is minted for a member of the minter's organization.")
+    if role_above(membership.role, minted_by.role):
+        raise PermissionDenied("You may not mint a token for a role above your own.")
+    return create_api_token(
+        membership=membership,
+        name=MEMBER_TOKEN_NAME,
+        expires_at=timezone.now() + expires_in,
+    )
+
+
+def sign_out(*, membership: Membership, raw_token: str) -> bool:
+    """Revoke the token ``raw_token`` of ``membership`` (the caller's own); True when this
+    call revoked it."""
+    tokens = ApiToken.objects.for_org(membership.org_id).filter(
+        membership=membership, key_hash=hash_token(raw_token)
+    )
+    return revoke_tokens(tokens) == 1
 
 
 def _issue_invite_token(invite: Invite) -> str:

@@ -1,8 +1,9 @@
 from django.urls import path
 
-from organizations.views import InviteAcceptView, InviteLookupView
+from organizations.views import InviteAcceptView, InviteLookupView, MemberTokenView
 
 urlpatterns = [
+    path("members/<id:memberId>/tokens", MemberTokenView.as_view(), name="member-tokens"),
     # <path:...> so that any non-empty token, slashes included, reaches a view and counts
     # toward the throttle; the view answers 404 for what is not a token. The accept route
     # comes first: the lookup's pattern would take ".../accept" as part of a token.

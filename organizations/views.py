@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
@@ -6,15 +8,21 @@ from rest_framework.views import APIView
 
 from lms import idempotency
 from lms.errors import validation_error
+from lms.tenancy import OrgScopedViewMixin, get_or_404
 from lms.web.renderers import rendered
 from lms.web.shapes import Shape
+from organizations.authentication import bearer_token
+from organizations.models import Membership
+from organizations.permissions import IsOrgAdmin
 from organizations.selectors import available_invite
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
     AcceptedInviteSerializer,
     InviteSerializer,
+    MintedTokenSerializer,
+    MintTokenSerializer,
 )
-from organizations.services import accept_invite_once
+from organizations.services import accept_invite_once, mint_member_token, sign_out
 from organizations.throttling import InviteLookupThrottle
 
 INVITE = Shape(InviteSerializer)
@@ -109,3 +117,54 @@ class InviteAcceptView(InviteTokenView):
         if answer.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
+
+
+class MemberTokenView(OrgScopedViewMixin, APIView):
+    """POST /api/organizations/members/{memberId}/tokens (CONTRACT 9.8): owner, admin."""
+
+    model = Membership
+    permission_classes = [IsOrgAdmin]
+    omit_error_statuses = ("429",)
+
+    @extend_schema(
+        operation_id="mint_member_token",
+        summary="Mint an expiring token of a member for a front end (owner, admin)",
+        description="A new API token of the member, shown only in this answer, that "
+        "authenticates as that member until it expires (`expiresIn` seconds, 60 to 86400, "
+        "default 3600). Nobody mints a token for a role above their own (403). Roles: "
+        "owner, admin. See the [API guide](/api/docs/guide).",
+        request=MintTokenSerializer,
+        responses={201: MintedTokenSerializer},
+    )
+    def post(self, request, memberId):
+        body = MintTokenSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        membership = get_or_404(self.scoped(), id=memberId)
+        token, raw = mint_member_token(
+            membership=membership,
+            minted_by=request.auth,
+            expires_in=timedelta(seconds=body.validated_data["expires_in"]),
+        )
+        answer = {"token": raw, "membership_id": membership.id, "expires_at": token.expires_at}
+        response = Response(MintedTokenSerializer(answer).data, status=201)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class SignOutView(APIView):
+    """DELETE /api/auth/token (CONTRACT 9.8): any member revokes the token it calls with."""
+
+    omit_error_statuses = ("400", "404", "429")
+
+    @extend_schema(
+        operation_id="sign_out",
+        summary="Sign out: revoke the token of this request",
+        description="Any member. The token this request carries is revoked: it answers 401 "
+        "from then on (at once from the server that answered, within one second from every "
+        "other). Other tokens of the member keep working.",
+        request=None,
+        responses={204: None},
+    )
+    def delete(self, request):
+        sign_out(membership=request.auth, raw_token=bearer_token(request))
+        return Response(status=204)

@@ -101,14 +101,29 @@ def _none() -> None:
 class Insert:
     """``INSERT`` into ``model`` of rows, each the values of ``columns`` (field names or
     attnames) in order, every other column filled as the model would (``fillers``).
-    Checked when made: a module-level one fails at import when a column cannot be filled."""
+    Checked when made: a module-level one fails at import when a column cannot be filled.
 
-    def __init__(self, model: type[Model], columns: Sequence[str]):
+    ``ignore_conflicts``: a row that breaks a unique constraint is left out (``ON CONFLICT
+    DO NOTHING`` on PostgreSQL and SQLite alike). ``batch``: the statement's number of rows
+    varies (a write of many rows at once, as one statement whatever their number, where
+    ``bulk_create`` splits them into SQLite's batches of 999 variables), so it is not
+    prepared: a prepared statement per number of rows would crowd out the hot ones."""
+
+    def __init__(
+        self,
+        model: type[Model],
+        columns: Sequence[str],
+        *,
+        ignore_conflicts: bool = False,
+        batch: bool = False,
+    ):
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
         self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
         self.fields = [*self.given, *(field for field, _ in self.filled)]
+        self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
+        self.batch = batch
 
     def __call__(self, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
@@ -119,17 +134,21 @@ class Insert:
         row_sql = f"({', '.join(['%s'] * len(fields))})"
         if filled:
             rows = [(*row, *(make() for _, make in filled)) for row in rows]
-        _run(
-            connection,
+        sql = (
             f"INSERT INTO {quote(meta.db_table)}"
             f" ({', '.join(quote(field.column) for field in fields)})"
-            f" VALUES {', '.join([row_sql] * len(rows))}",
-            [
-                field.get_db_prep_save(value, connection)
-                for row in rows
-                for field, value in zip(fields, row, strict=True)
-            ],
+            f" VALUES {', '.join([row_sql] * len(rows))}{self.suffix}"
         )
+        params = [
+            field.get_db_prep_save(value, connection)
+            for row in rows
+            for field, value in zip(fields, row, strict=True)
+        ]
+        if self.batch:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+        else:
+            _run(connection, sql, params)
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:

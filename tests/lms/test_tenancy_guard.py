@@ -60,6 +60,7 @@ def world(org, other_org):
         "course": their_activity.course,
         "automation": (their_automation := AutomationFactory(org=other_org)),
         "run": make_run(their_automation, status="failed"),
+        "member": theirs.membership,
     }
 
 
@@ -158,6 +159,14 @@ CASES = {
             f"/api/automations/{w['automation'].id}/runs/{w['run'].id}/retry",
             f"/api/automations/{MISSING}/runs/{MISSING}/retry",
             None,
+        ),
+    ],
+    "api/organizations/members/<id:memberId>/tokens": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/members/{w['member'].id}/tokens",
+            f"/api/organizations/members/{MISSING}/tokens",
+            {},
         ),
     ],
 }

@@ -21,7 +21,7 @@ def fill_standing(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("learn", "0005_enrollment_member_recent_index"),
+        ("learn", "0006_enrollment_due_at"),
         ("organizations", "0006_invite_accept_replays"),
     ]
 
