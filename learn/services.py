@@ -283,7 +283,8 @@ def enroll_members(
 def unenroll(*, org_id: uuid.UUID, course_id: uuid.UUID, membership_id: uuid.UUID) -> None:
     """Delete the member's enrolment in the course. Their progress, reports and course
     completion stay, so that enrolled again they answer what they answered before. Not
-    enrolled (or an unknown id): NotFound, and nothing changes. Of racing unenrolments one
+    enrolled (or an unknown id), or an unknown or foreign course: NotFound, and nothing
+    changes. Of racing unenrolments one
     deletes the row and the others are NotFound (the row is locked first)."""
     found = list(
         Enrollment.objects.for_org(org_id)
@@ -292,6 +293,8 @@ def unenroll(*, org_id: uuid.UUID, course_id: uuid.UUID, membership_id: uuid.UUI
         .values_list("id", flat=True)
     )
     if not found:
+        if not Course.objects.for_org(org_id).filter(id=course_id).exists():
+            raise not_found(Course)
         raise NotFound("That member is not enrolled in this course.")
     standing.unenrolled(org_id, course_id, found)
     Enrollment.objects.for_org(org_id).filter(id__in=found).delete()

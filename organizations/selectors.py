@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from lms.db.compiled import Compiled
@@ -86,6 +87,29 @@ def find_organization(value: str) -> Organization:
     if org is None:
         raise LookupError(f"No organization {value!r}.")
     return org
+
+
+def member_ids(org_id, ids) -> set:
+    """Which of ``ids`` are memberships of the organization (one query)."""
+    return set(Membership.objects.for_org(org_id).filter(id__in=ids).values_list("id", flat=True))
+
+
+def member_ids_by_email(org_id, emails) -> dict[str, object]:
+    """The membership of the organization of each of ``emails`` that a member has, compared
+    in any case: {lower-cased e-mail: membership id} (one query). Were two users' addresses
+    to differ in case only, the older membership answers."""
+    lowered = {email.lower() for email in emails}
+    found: dict[str, object] = {}
+    rows = (
+        Membership.objects.for_org(org_id)
+        .annotate(email_key=Lower("user__email"))
+        .filter(email_key__in=lowered)
+        .order_by("-id")
+        .values_list("email_key", "id")
+    )
+    for email, member_id in rows:
+        found[email] = member_id
+    return found
 
 
 def invites_listed(org_id, status: str | None = None) -> QuerySet:
