@@ -10,8 +10,11 @@ import nested_admin
 from django import forms
 from django.contrib import admin
 from django.db.models import Count
+from django.http import Http404
+from django.urls import path
 from nested_admin.formsets import NestedInlineFormSet
 
+from learn import admin_report
 from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
 from learn.models import (
     Activity,
@@ -157,6 +160,32 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
 
     def get_fields(self, request, obj=None):
         return self.fields if obj is not None else ["org", "title", "published"]
+
+    def get_urls(self):
+        """The course's report page and its roster's CSV (9.7), for those who may see the
+        course: another organization's course is a 404, as its change page is."""
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
+            path(
+                "<path:object_id>/report/enrollments.csv",
+                view(self.report_csv_view),
+                name="learn_course_report_csv",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _visible_or_404(self, request, object_id) -> Course:
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_view_permission(request, course):
+            raise Http404("No such course.")
+        return course
+
+    def report_view(self, request, object_id):
+        return admin_report.report_page(self, request, self._visible_or_404(request, object_id))
+
+    def report_csv_view(self, request, object_id):
+        return admin_report.report_csv(request, self._visible_or_404(request, object_id))
 
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
