@@ -10,8 +10,11 @@ import nested_admin
 from django import forms
 from django.contrib import admin
 from django.db.models import Count
+from django.http import Http404
+from django.urls import path
 from nested_admin.formsets import NestedInlineFormSet
 
+from learn import admin_report
 from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
 from learn.models import (
     Activity,
@@ -22,7 +25,7 @@ from learn.models import (
     Progress,
     ProgressReport,
 )
-from learn.services import enroll
+from learn.services import enroll, unenroll
 from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin, ReadOnlyMixin, json_block
 
 
@@ -158,6 +161,32 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
     def get_fields(self, request, obj=None):
         return self.fields if obj is not None else ["org", "title", "published"]
 
+    def get_urls(self):
+        """The course's report page and its roster's CSV (9.7), for those who may see the
+        course: another organization's course is a 404, as its change page is."""
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
+            path(
+                "<path:object_id>/report/enrollments.csv",
+                view(self.report_csv_view),
+                name="learn_course_report_csv",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _visible_or_404(self, request, object_id) -> Course:
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_view_permission(request, course):
+            raise Http404("No such course.")
+        return course
+
+    def report_view(self, request, object_id):
+        return admin_report.report_page(self, request, self._visible_or_404(request, object_id))
+
+    def report_csv_view(self, request, object_id):
+        return admin_report.report_csv(request, self._visible_or_404(request, object_id))
+
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
         return [*self.readonly_fields, "org"] if obj is not None else self.readonly_fields
@@ -216,16 +245,20 @@ class ActivityAdmin(OrgScopedAdmin):
 class EnrollmentForm(forms.ModelForm):
     class Meta:
         model = Enrollment
-        fields = ["course", "membership"]
+        fields = ["course", "membership", "due_at"]
 
 
 @admin.register(Enrollment)
 class EnrollmentAdmin(OrgScopedAdmin):
     form = EnrollmentForm
-    list_display = ["membership", "course", "org", "created_at"]
+    list_display = ["membership", "course", "org", "created_at", "due_at"]
     list_filter = ["org", "course"]
     search_fields = ["membership__user__email", "course__title"]
     list_select_related = ["membership__user", "membership__org", "course", "org"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # An enrolment does not move: unenrol and enrol again instead.
+        return ["course", "membership"] if obj is not None else []
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
@@ -234,12 +267,19 @@ class EnrollmentAdmin(OrgScopedAdmin):
         return field
 
     def save_model(self, request, obj, form, change):
-        """A new enrollment goes through the enrolment service (its enrollment.created)."""
-        if change:
-            return super().save_model(request, obj, form, change)
-        saved = enroll(membership=obj.membership, course=obj.course)
+        """Enrolling and a change of the due date go through the enrolment service (a new
+        enrollment is its enrollment.created event)."""
+        saved = enroll(membership=obj.membership, course=obj.course, due_at=obj.due_at)
         obj.pk, obj.org_id, obj.created_at = saved.pk, saved.org_id, saved.created_at
         obj._state.adding = False
+
+    def delete_model(self, request, obj):
+        """Unenrolling keeps the learner's progress (``learn.services.unenroll``)."""
+        unenroll(org_id=obj.org_id, course_id=obj.course_id, membership_id=obj.membership_id)
+
+    def delete_queryset(self, request, queryset):
+        for enrollment in queryset:
+            self.delete_model(request, enrollment)
 
 
 class ReportPayloadMixin:

@@ -1,14 +1,11 @@
 """Health endpoints and the API guide: plain Django views, no authentication, no database
 for /healthz and the guide."""
 
-from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 from lms import errors
 from lms.db.health import ping
-
-# The API guide for consumers (docs/api.md), which the schema's descriptions link to.
-API_GUIDE = settings.BASE_DIR / "docs" / "api.md"
+from lms.web import guide
 
 
 def healthz(request):
@@ -30,9 +27,9 @@ def readyz(request):
 
 
 def api_guide(request):
-    """The API guide as text (Markdown), where the schema and the Swagger UI link to it."""
-    try:
-        text = API_GUIDE.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """The API guide as an HTML page with its contents and an anchor on each section, where
+    the schema's descriptions and the Swagger UI link to it."""
+    text = guide.page()
+    if text is None:
         return errors.error_response(errors.NotFound("The API guide is not installed here."))
-    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    return HttpResponse(text, content_type="text/html; charset=utf-8")

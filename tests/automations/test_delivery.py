@@ -167,6 +167,7 @@ def tls_receiver(tmp_path, monkeypatch):
     server.shutdown()
 
 
+@pytest.mark.processes
 def test_a_delivery_over_tls_is_answered_and_the_certificate_checked(
     api, owner, private_allowed, tls_receiver
 ):
@@ -251,6 +252,7 @@ def test_the_answers_body_is_kept_as_text(
     assert action["response"]["status"] == 503 and action["response"]["body"] == kept
 
 
+@pytest.mark.processes
 def test_the_lease_must_outlive_an_attempt(tmp_path):
     """Settings that would let another worker take a run while its attempt is under way do
     not load (the lease is counted from the start of each attempt)."""

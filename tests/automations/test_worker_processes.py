@@ -21,7 +21,7 @@ from tests.automations.hostile import HostileReceiver, send, silent, then, trick
 from tests.automations.workers import SETUP, Receiver, deployment, wait_for
 from tests.throwaway_postgres import throwaway_postgres
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 _numbers = itertools.count(1)
 
 
