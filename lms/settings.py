@@ -101,6 +101,11 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     _db["TEST"] = {"NAME": os.environ.get("LMS_SQLITE_TEST_NAME") or None}
+    # The file holds signing secrets and webhook credentials: its owner's only, made so
+    # before SQLite first opens it (SQLite gives its -wal and -shm files the same mode).
+    if _db["NAME"] != ":memory:" and Path(_db["NAME"]).parent.is_dir():
+        os.close(os.open(_db["NAME"], os.O_CREAT | os.O_RDWR, 0o600))
+        os.chmod(_db["NAME"], 0o600)
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     # Each server thread keeps its connection between requests (LMS_CONN_MAX_AGE seconds)
     # and checks it only after an error: a connection the database cut costs that thread
