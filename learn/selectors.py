@@ -243,7 +243,7 @@ class CourseReport:
     activities: list[ActivityFunnel]
 
 
-def _counted(queryset: QuerySet) -> Coalesce:
+def counted(queryset: QuerySet) -> Coalesce:
     """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
     counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
     return Coalesce(Subquery(counted[:1]), 0)
@@ -274,7 +274,7 @@ def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySe
             first_name=F("membership__user__first_name"),
             last_name=F("membership__user__last_name"),
             completed_at=Subquery(completion_of.values("completed_at")[:1]),
-            done=_counted(mine.filter(status=COMPLETED)),
+            done=counted(mine.filter(status=COMPLETED)),
             started=Exists(mine),
             last_activity_at=Subquery(reported[:1]),
         )
@@ -321,14 +321,14 @@ def course_report(org: Organization, course_id: uuid.UUID, *, now: datetime) -> 
     course = Course.objects.for_org(org).get(id=course_id)
     # Named apart from the roster's annotations (an aggregate named "overdue" would shadow
     # the annotation its filter reads).
-    counted = roster(org, course_id, now=now).aggregate(
+    tallies = roster(org, course_id, now=now).aggregate(
         n_enrolled=Count("id"),
         n_not_started=Count("id", filter=Q(status=NOT_STARTED)),
         n_in_progress=Count("id", filter=Q(status=IN_PROGRESS)),
         n_completed=Count("id", filter=Q(status=COMPLETED)),
         n_overdue=Count("id", filter=Q(overdue=True)),
     )
-    counts = {name.removeprefix("n_"): value for name, value in counted.items()}
+    counts = {name.removeprefix("n_"): value for name, value in tallies.items()}
     enrolled = Enrollment.objects.for_org(org).filter(course_id=course_id).values("membership_id")
     theirs = Progress.objects.for_org(org).filter(
         activity_id=OuterRef("pk"), membership_id__in=enrolled
@@ -340,8 +340,8 @@ def course_report(org: Organization, course_id: uuid.UUID, *, now: datetime) -> 
             "module_id",
             "seq",
             "title",
-            _counted(theirs),
-            _counted(theirs.filter(status=COMPLETED)),
+            counted(theirs),
+            counted(theirs.filter(status=COMPLETED)),
         )
     ]
     total = counts["enrolled"]
