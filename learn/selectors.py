@@ -32,8 +32,9 @@ from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import Activity, Course, CourseCompletion, Enrollment, Progress
 from lms.db.compiled import Compiled
+from lms.errors import validation_error
 from lms.tenancy import get_or_404
-from organizations.api import Membership, Organization
+from organizations.api import Membership, Organization, member_ids, member_ids_by_email
 
 
 def is_enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
@@ -198,6 +199,25 @@ def fraction_done(done: int, total: int) -> float:
     if not total:
         return 0.0
     return 1.0 if done == total else min(round(done / total, 3), 0.999)
+
+
+def members_named(*, org_id: uuid.UUID, data: dict) -> list[uuid.UUID]:
+    """The membership ids an enrolment names (``memberIds``, or ``emails`` compared in any
+    case), in order, in one query; a 400 naming each id or address that is no member's of
+    the organization (``memberIds.3``, ``emails.0``)."""
+    if "memberIds" in data:
+        ids = data["memberIds"]
+        known = member_ids(org_id, ids)
+        found = [member_id if member_id in known else None for member_id in ids]
+        field, message = "memberIds", "No member of the organization has this id."
+    else:
+        by_email = member_ids_by_email(org_id, data["emails"])
+        found = [by_email.get(email.lower()) for email in data["emails"]]
+        field, message = "emails", "No member of the organization has this e-mail address."
+    unknown = {f"{field}.{index}": [message] for index, item in enumerate(found) if item is None}
+    if unknown:
+        raise validation_error(unknown)
+    return found
 
 
 # --- a course as its staff see it: its roster and report (9.4, 9.5; the admin's page) ---------

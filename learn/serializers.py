@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import math
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from learn import completion
 from learn.models import Activity, ProgressStatus
-from lms.fields import QueryIdField, QueryIntegerField, StrictUUIDField
+from lms.fields import (
+    JsonTimestampField,
+    QueryIdField,
+    QueryIntegerField,
+    StrictCharField,
+    StrictUUIDField,
+)
 from lms.pagination import FeedCursorField
 from lms.serializers import OrgScopedSerializer
 from lms.web.shapes import Shape
@@ -328,6 +335,83 @@ class EnrolledCourseSerializer(serializers.Serializer):
 # and times are wire text already), built from their attributes as the serializers answer.
 COURSE_OUTLINE = Shape(CourseOutlineSerializer)
 ENROLLED_COURSE = Shape(EnrolledCourseSerializer)
+
+
+# --- enrolment (CONTRACT 9.3) ----------------------------------------------------------------
+
+MAX_ENROL = 500
+
+
+def _repeats(items: list, *, field: str, key=lambda item: item) -> None:
+    """A 400 naming each item that repeats an earlier one (``field.N``)."""
+    first: dict = {}
+    repeated = {}
+    for index, item in enumerate(items):
+        earlier = first.setdefault(key(item), index)
+        if earlier != index:
+            repeated[index] = [f"Repeats {field}.{earlier}."]
+    if repeated:
+        raise serializers.ValidationError(repeated)
+
+
+class EnrolInputSerializer(serializers.Serializer):
+    memberIds = serializers.ListField(
+        child=StrictUUIDField(),
+        min_length=1,
+        max_length=MAX_ENROL,
+        required=False,
+        help_text="1 to 500 member ids (the membership ids 9.1 answers), each once. Give "
+        "this or emails.",
+    )
+    emails = serializers.ListField(
+        child=StrictCharField(max_length=254),
+        min_length=1,
+        max_length=MAX_ENROL,
+        required=False,
+        help_text="1 to 500 e-mail addresses of members, compared in any case, each once. "
+        "Give this or memberIds.",
+    )
+    dueAt = JsonTimestampField(
+        required=False,
+        allow_null=True,
+        help_text="When the enrolled should have completed the course: a time in the future, "
+        "or null for none. It replaces the due date of those enrolled already too; left out, "
+        "theirs is kept (and the newly enrolled have none).",
+    )
+
+    def validate_memberIds(self, ids: list) -> list:
+        _repeats(ids, field="memberIds")
+        return ids
+
+    def validate_emails(self, emails: list) -> list:
+        _repeats(emails, field="emails", key=str.lower)
+        return emails
+
+    def validate_dueAt(self, due_at):
+        if due_at is not None and due_at <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return due_at
+
+    def validate(self, attrs: dict) -> dict:
+        given = [name for name in ("memberIds", "emails") if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {given[-1] if given else "memberIds": ["Give exactly one of memberIds and emails."]}
+            )
+        return attrs
+
+
+class EnrolledSerializer(serializers.Serializer):
+    enrolled = serializers.ListField(
+        child=serializers.UUIDField(),
+        help_text="The members this call enrolled, in the order given.",
+    )
+    alreadyEnrolled = serializers.ListField(
+        source="already_enrolled",
+        child=serializers.UUIDField(),
+        help_text="The members who were enrolled already, in the order given (their "
+        "enrolment and progress kept).",
+    )
 
 
 # --- the completions feed (9.6) ----------------------------------------------------------------

@@ -13,6 +13,16 @@ urlpatterns = [
         name="learn-course-activities",
     ),
     path(
+        "courses/<id:courseId>/enrollments",
+        views.CourseEnrollmentsView.as_view(),
+        name="learn-course-enrollments",
+    ),
+    path(
+        "courses/<id:courseId>/enrollments/<id:memberId>",
+        views.CourseEnrollmentView.as_view(),
+        name="learn-course-enrollment",
+    ),
+    path(
         "courses/<id:courseId>/progress",
         views.CourseProgressView.as_view(),
         name="learn-course-progress",

@@ -13,6 +13,7 @@ Use them for fields of JSON request bodies. Query parameters arrive as strings:
 
 import re
 
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 from rest_framework.fields import empty
 
@@ -86,3 +87,20 @@ class JsonBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid", input=data)
         return data
+
+
+class JsonTimestampField(serializers.DateTimeField):
+    """An ISO 8601 timestamp string with its offset (``Z`` or ``+02:00``), answered in UTC;
+    a time without an offset is ambiguous, and a number or a date alone is no timestamp."""
+
+    default_error_messages = {
+        "offset": "Give the time with its offset from UTC, e.g. 2027-01-31T17:00:00Z.",
+    }
+
+    def to_internal_value(self, value):
+        if not isinstance(value, str):
+            self.fail("invalid", format="YYYY-MM-DDThh:mm[:ss[.uuuuuu]](Z|+HH:MM|-HH:MM)")
+        written = parse_datetime(value.strip())
+        if written is not None and written.tzinfo is None:
+            self.fail("offset")
+        return super().to_internal_value(value)
