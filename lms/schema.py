@@ -177,6 +177,14 @@ GUIDE_SECTIONS = {
     "rotate_automation_secret": "roll-a-signing-secret",
     "test_automation": "send-a-test",
     "retry_automation_run": "retry-a-failed-run",
+    "enroll_members": "enrol-members",
+    "unenroll_member": "unenrol-a-member",
+    "list_completions": "the-completions-feed",
+    "create_invite": "invite",
+    "list_invites": "list-invites",
+    "revoke_invite": "revoke",
+    "mint_member_token": "mint-a-members-token",
+    "sign_out": "sign-out",
 }
 _GUIDE_LINK = f"]({guide.URL})"
 

@@ -63,6 +63,7 @@ def world(org, other_org):
         "course": their_activity.course,
         "automation": (their_automation := AutomationFactory(org=other_org)),
         "run": make_run(their_automation, status="failed"),
+        "invite": make_invite(other_org)[0],
     }
 
 
@@ -193,6 +194,14 @@ CASES = {
             None,
         ),
     ],
+    "api/organizations/invites/<id:inviteId>/revoke": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/invites/{w['invite'].id}/revoke",
+            f"/api/organizations/invites/{MISSING}/revoke",
+            None,
+        ),
+    ],
 }
 # Ids carried in bodies rather than paths.
 BODY_CASES = [
@@ -221,7 +230,9 @@ MODELS = {
     "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
-    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
+    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES; by id "
+    "to revoke",
+    "organizations.InviteCourse": "never by id; the courses of its invite",
     "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
     "automations.AutomationRun": "listed by its automation's id in the runs path; by id "
