@@ -80,12 +80,16 @@ def create_organization(*, name: str, owner_email: str, staff: bool = False) -> 
     they see this organization's records: a user without a password of their own gets a new
     random one; one who has a password (a superuser, an owner of another organization) keeps
     it, and ``password`` is None."""
-    name = name.strip()
-    if Organization.objects.filter(name__iexact=name).exists():
-        raise Conflict(f"An organization named {name!r} exists already.")
-    org = Organization(name=name)
-    org.full_clean()
-    org.save()
+    org = Organization(name=name.strip())
+    org.full_clean(validate_constraints=False)  # before any query: the text is sound
+    taken = Conflict(f"An organization named {org.name!r} exists already.")
+    if Organization.objects.filter(name__iexact=org.name).exists():
+        raise taken
+    try:
+        with transaction.atomic():
+            org.save()
+    except IntegrityError:  # another one took the name meanwhile (the lower-cased index)
+        raise taken from None
     owner = add_member(org=org, email=owner_email, role=Membership.Role.OWNER)
     _, raw = create_api_token(membership=owner, name=OWNER_TOKEN_NAME)
     password = None

@@ -51,6 +51,13 @@ class CorsMiddleware(cors.CorsMiddleware):
             return None
         return response
 
+    def origin_found_in_white_lists(self, origin: str, url) -> bool:
+        """The ``Origin`` exactly as listed (CONTRACT 8.6): a browser sends the serialized
+        origin, scheme, host and port and nothing after them, so anything else (a path, a
+        trailing slash, a query, a fragment, an upper-case scheme) is no listed origin. The
+        library compared the parsed scheme and host, and so echoed all of those."""
+        return origin in settings.CORS_ALLOWED_ORIGINS
+
     def _listed(self, origin: str | None) -> bool:
         if not origin:
             return False
