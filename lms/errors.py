@@ -237,7 +237,7 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, drf.UnsupportedMediaType):
         error = UnsupportedMediaType()
     elif isinstance(exc, drf.Throttled):
-        wait = max(1, int(exc.wait or 1))
+        wait = max(1, int(exc.wait or 1))  # type: ignore[attr-defined]
         error = Throttled(f"Too many requests; retry in {wait} seconds.")
         headers["Retry-After"] = str(wait)
     elif isinstance(exc, RequestDataTooBig):

@@ -29,7 +29,7 @@ class PageParams(serializers.Serializer):
 def _param_schema(name: str, *, default: bool = False) -> dict:
     """The JSON schema of a paging parameter, from its field in ``PageParams``."""
     field = PageParams().fields[name]
-    schema = {"type": "integer", "minimum": field.min_value, "maximum": field.max_value}
+    schema = {"type": "integer", "minimum": field.min_value, "maximum": field.max_value}  # type: ignore[attr-defined]
     if default:
         schema["default"] = field.default
     return schema

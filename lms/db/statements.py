@@ -107,7 +107,7 @@ class Insert:
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
-        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
+        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")  # type: ignore[arg-type]
         self.fields = [*self.given, *(field for field, _ in self.filled)]
 
     def __call__(self, rows: Iterable[Sequence[Any]]) -> None:
@@ -122,10 +122,10 @@ class Insert:
         _run(
             connection,
             f"INSERT INTO {quote(meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in fields)})"
+            f" ({', '.join(quote(field.column) for field in fields)})"  # type: ignore[union-attr]
             f" VALUES {', '.join([row_sql] * len(rows))}",
             [
-                field.get_db_prep_save(value, connection)
+                field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
                 for row in rows
                 for field, value in zip(fields, row, strict=True)
             ],
