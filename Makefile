@@ -1,8 +1,10 @@
 # Two commands do all the set-up on a machine with Python 3.11+ and make:
-#   make run    install, migrate, seed the demo data and serve on http://127.0.0.1:8000
-#               (LMS_BIND for another address; 2 workers unless LMS_WORKERS says otherwise),
-#               with a task worker for automations beside it (Ctrl-C stops both)
-#   make serve  serve again without re-seeding: the demo tokens and passwords stay valid
+#   make run    install, migrate, seed the demo data if the database has none yet, and serve
+#               on http://127.0.0.1:8000 (LMS_BIND for another address; 2 workers unless
+#               LMS_WORKERS says otherwise), with a task worker for automations beside it
+#               (Ctrl-C stops both). Run again, it keeps everything and prints the manifest
+#   make serve  serve without seeding anything: the demo tokens and passwords stay valid
+#   make seed   re-seed the demo: its members' progress is reset, new tokens and passwords
 #   make test   install with the dev tools, lint, and run the whole suite on both cores
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
 #   make quick  the inner loop: every test that starts no process, server or browser
@@ -19,7 +21,7 @@ BENCH_ARGS ?=
 # pytest-xdist workers for `make test` and `make quick` (0: one process, no xdist).
 TEST_WORKERS ?= 2
 
-.PHONY: run serve test quick lint bench clean screenshots
+.PHONY: run serve seed test quick lint bench clean screenshots
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -55,7 +57,7 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py seed_demo --if-missing
 	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop)"
 	@$(SERVE)
 
@@ -66,6 +68,11 @@ serve: $(VENV)/.installed
 	@$(BIN)/python manage.py demo_manifest || true
 	@echo "Serving on $(SERVED_AT) with a task worker (Ctrl-C to stop; the demo tokens and passwords above still work)"
 	@$(SERVE)
+
+seed: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createcachetable
+	$(BIN)/python manage.py seed_demo
 
 # mypy reads the files [tool.mypy] lists in pyproject.toml (lms/ and every app's services,
 # selectors, wire reads and views), with the Django and DRF plugins.
@@ -86,7 +93,8 @@ quick: $(VENV)/.installed-dev
 # The browser tests of the editors, saving what they show (shown in the README).
 screenshots: $(VENV)/.installed-dev
 	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py \
-		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py
+		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py \
+		tests/browser/test_admin_invites.py tests/browser/test_admin_rough_edges.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

@@ -48,6 +48,21 @@ def get(
         conn.close()
 
 
+def start(command: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    """``command`` in the project's folder and a session of its own (so that its whole
+    process group can be stopped), its output in ``log_path``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
 @dataclass(frozen=True)
 class Server:
     port: int
@@ -78,16 +93,7 @@ def gunicorn_server(
         env["LMS_WORKERS"] = str(workers)
     if threads is not None:
         env["LMS_THREADS"] = str(threads)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            gunicorn_command(),
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = start(gunicorn_command(), env, log_path)
     try:
         deadline = time.monotonic() + startup_timeout
         while True:
@@ -107,6 +113,35 @@ def gunicorn_server(
         yield Server(port, proc, log_path)
     finally:
         stop(proc)
+
+
+def answers(port: int, path: str = "/readyz") -> bool:
+    """Whether ``path`` answers 200 on ``port`` now (False while nothing listens)."""
+    try:
+        return get(port, path, timeout=2)[0] == 200
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def make_target(
+    target: str, env: dict[str, str], *, port: int, log_path: Path, timeout: float = 120
+) -> Iterator[subprocess.Popen]:
+    """Runs ``make <target>`` (``run`` or ``serve``) as a developer does, in its own session,
+    with this interpreter's environment as the venv (taken as installed, never built here),
+    and yields the make process once ``/readyz`` answers on ``port`` (which ``env``'s
+    LMS_BIND names). Afterwards every process it started is stopped."""
+    recipe = ["make", "--no-print-directory", "-o", ".venv/.installed", target]
+    make = start([*recipe, f"BIN={Path(sys.executable).parent}"], env, log_path)
+    try:
+        wait_for(lambda: answers(port) or make.poll() is not None, timeout, f"make {target}", 0.2)
+        if make.poll() is not None:
+            raise RuntimeError(f"make {target} exited:\n{log_path.read_text()[-4000:]}")
+        yield make
+    finally:
+        stop(make, timeout=60)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(make.pid, signal.SIGKILL)  # whatever outlived make itself
 
 
 def wait_for(

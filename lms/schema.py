@@ -3,6 +3,8 @@
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
+from lms.web import guide
+
 
 def _class_of(codes: list[int]) -> str:
     """The inside of a regex character class of ``codes`` (ascending), runs of consecutive
@@ -150,3 +152,47 @@ class ApiAutoSchema(AutoSchema):
         if status_code == "401":
             headers["WWW-Authenticate"] = {"schema": {"type": "string"}}
         return headers
+
+
+# Each operation's section of the API guide (lms.web.guide's anchors): its description links
+# there, not to the guide's top.
+GUIDE_SECTIONS = {
+    "list_download_assets": "a-downloads-links",
+    "link_download_asset": "link-an-asset",
+    "unlink_download_asset": "unlink-an-asset",
+    "list_my_courses": "your-courses",
+    "read_course_outline": "a-courses-outline",
+    "list_course_activities": "list-a-courses-activities",
+    "report_progress": "report-progress",
+    "read_course_progress": "your-progress-on-a-course",
+    "listBundles": "bundles",
+    "read_invite": "organization-invites",
+    "accept_invite": "accept-an-invite",
+    "list_automations": "manage-automations",
+    "create_automation": "manage-automations",
+    "read_automation": "manage-automations",
+    "update_automation": "manage-automations",
+    "delete_automation": "manage-automations",
+    "list_automation_runs": "manage-automations",
+    "rotate_automation_secret": "roll-a-signing-secret",
+    "test_automation": "send-a-test",
+    "retry_automation_run": "retry-a-failed-run",
+}
+_GUIDE_LINK = f"]({guide.URL})"
+
+
+def link_guide_sections(result, generator, request, public):
+    """drf-spectacular's post-processing hook: an operation's link to the API guide lands on
+    its own section (GUIDE_SECTIONS), and one that has no link gets one."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            anchor = GUIDE_SECTIONS.get(operation.get("operationId"))
+            if anchor is None:
+                continue
+            text = operation.get("description", "")
+            target = f"]({guide.link(anchor)})"
+            if _GUIDE_LINK in text:
+                operation["description"] = text.replace(_GUIDE_LINK, target)
+            else:
+                operation["description"] = f"{text} See the [API guide{target}.".strip()
+    return result

@@ -1,21 +1,37 @@
 """Health endpoints and the API guide: plain Django views, no authentication, no database
 for /healthz and the guide."""
 
-from django.conf import settings
+from functools import wraps
+
 from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from lms import errors
 from lms.db.health import ping
-
-# The API guide for consumers (docs/api.md), which the schema's descriptions link to.
-API_GUIDE = settings.BASE_DIR / "docs" / "api.md"
+from lms.web import guide
 
 
+def probe(view):
+    """A probe answers GET and HEAD, and 405 to any other method (CONTRACT 7.0). Exempt from
+    the CSRF check, which would answer 403 and log a warning for each such request."""
+
+    @csrf_exempt
+    @wraps(view)
+    def answer(request):
+        if request.method not in ("GET", "HEAD"):
+            return errors.error_response(errors.MethodNotAllowed(), Allow="GET, HEAD")
+        return view(request)
+
+    return answer
+
+
+@probe
 def healthz(request):
     """The process is up and answering."""
     return JsonResponse({"status": "ok"})
 
 
+@probe
 def readyz(request):
     """The process can reach its database."""
     try:
@@ -30,9 +46,9 @@ def readyz(request):
 
 
 def api_guide(request):
-    """The API guide as text (Markdown), where the schema and the Swagger UI link to it."""
-    try:
-        text = API_GUIDE.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """The API guide as an HTML page with its contents and an anchor on each section, where
+    the schema's descriptions and the Swagger UI link to it."""
+    text = guide.page()
+    if text is None:
         return errors.error_response(errors.NotFound("The API guide is not installed here."))
-    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    return HttpResponse(text, content_type="text/html; charset=utf-8")

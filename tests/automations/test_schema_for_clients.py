@@ -121,9 +121,35 @@ def test_patterns_stay_short_enough_to_read(schema):
     assert longest[0] < 520, longest
 
 
-def test_the_guide_the_schema_links_to_is_served():
+def test_the_guide_the_schema_links_to_is_served_as_html_with_its_contents():
     response = Client().get("/api/docs/guide")
     assert response.status_code == 200
-    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Content-Type"] == "text/html; charset=utf-8"
     text = response.content.decode()
-    assert text.startswith("# API guide") and "## Automations" in text
+    assert text.startswith("<!doctype html>")
+    assert '<h1 id="api-guide">API guide' in text and '<h2 id="automations">' in text
+    contents = text.split('<nav aria-label="Contents">', 1)[1].split("</nav>", 1)[0]
+    assert '<a href="#automations">Automations (4.7, 7.1, 7.2)</a>' in contents
+    # Every section and subsection is listed, and every entry lands on a heading.
+    headings = set(re.findall(r'<h[23] id="([^"]+)"', text))
+    assert set(re.findall(r'href="#([^"]+)"', contents)) == headings
+    assert len(headings) > 25
+
+
+def test_every_operation_links_to_its_own_section_of_the_guide(schema):
+    anchors = set(re.findall(r' id="([^"]+)"', Client().get("/api/docs/guide").content.decode()))
+    links = {
+        path: re.findall(r"\]\(/api/docs/guide([^)]*)\)", text)
+        for path, text in _strings(schema)
+        if path.endswith("/description")
+    }
+    operations = {
+        f"/paths/{route}/{method}/description"
+        for route, methods in schema["paths"].items()
+        for method in methods
+    }
+    assert all(links.get(path) for path in operations), operations - {p for p in links if links[p]}
+    for path, fragments in links.items():
+        if path == "/info/description":
+            continue  # the whole guide
+        assert all(f.startswith("#") and f[1:] in anchors for f in fragments), (path, fragments)

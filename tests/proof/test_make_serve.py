@@ -4,18 +4,15 @@ SIGINT to the terminal's whole process group) stops every process it started."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
 
-from harness.processes import free_port, get, wait_for
-from tests.proof.processes import ROOT, clean_env
+from harness.processes import answers, free_port, make_target, wait_for
+from tests.proof.processes import developer_env
 
 pytestmark = pytest.mark.processes
 
@@ -48,37 +45,8 @@ def _managing(sid: int, command: str) -> set[int]:
 
 def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_path):
     port = free_port()
-    env = clean_env(
-        LMS_VAR_DIR=str(tmp_path),
-        LMS_STATIC_ROOT=str(tmp_path / "static"),
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        LMS_BIND=f"127.0.0.1:{port}",
-        LMS_WORKERS="1",
-        LMS_TASKS_QUEUE=f"lms-test-{uuid.uuid4().hex[:12]}",
-        LMS_LOG_LEVEL="WARNING",
-        KEEP_RUNNING_DELAY="0.5",
-    )
-    log = open(tmp_path / "make.log", "wb")  # noqa: SIM115
-    # The recipe with the interpreter running the tests, whatever venv it is in (-o: the
-    # installed venv is taken as up to date, never built here).
-    recipe = ["make", "--no-print-directory", "-o", ".venv/.installed", "serve"]
-    make = subprocess.Popen(
-        [*recipe, f"BIN={Path(sys.executable).parent}"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-
-        def ready():
-            try:
-                return get(port, "/readyz", timeout=2)[0] == 200
-            except OSError:
-                return False
-
-        wait_for(ready, 120, "make serve to answer", every=0.2)
+    env = developer_env(tmp_path, port, KEEP_RUNNING_DELAY="0.5")
+    with make_target("serve", env, port=port, log_path=tmp_path / "make.log") as make:
         (worker,) = wait_for(
             lambda: _managing(make.pid, "db_worker"), 30, "the task worker", every=0.2
         )
@@ -90,7 +58,7 @@ def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_pa
             "the worker's restart",
             every=0.2,
         )
-        assert again != worker and ready()
+        assert again != worker and answers(port)
         os.killpg(make.pid, signal.SIGINT)  # Ctrl-C
         try:
             # gunicorn gives its workers up to its graceful timeout (30 s) to stop: on a
@@ -102,11 +70,5 @@ def test_make_serve_restarts_an_exited_worker_and_ctrl_c_stops_everything(tmp_pa
             lambda: not _session(make.pid) or None, 30, "every process to stop", every=0.2
         )
         assert left
-    finally:
-        if make.poll() is None or _session(make.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(make.pid, signal.SIGKILL)
-            make.wait(timeout=10)
-        log.close()
     output = (tmp_path / "make.log").read_text()
     assert "starting it again" in output, output[-3000:]

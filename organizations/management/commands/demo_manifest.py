@@ -29,7 +29,7 @@ class Command(BaseCommand):
             self.stderr.write(
                 self.style.WARNING(
                     f"The tokens in {path} no longer work on this database (a later seed_demo "
-                    "revoked them, or they are another database's): run `make run` again."
+                    "revoked them, or they are another database's): `make seed` re-seeds the demo."
                 )
             )
         if options["json"]:

@@ -3,7 +3,8 @@ import os
 import secrets
 
 from axes.utils import reset
-from django.core.management.base import BaseCommand
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from lms.demo import DemoOrg, demo_parts
@@ -37,20 +38,43 @@ def served_at() -> str:
     return f"http://{host}:{port}"
 
 
+def demo_is_seeded() -> bool:
+    """Whether this database holds the demo: its first organization with its owner."""
+    _, name, domain = ORGS[0]
+    return Membership.all_orgs.filter(
+        org__name=name, user__email=f"{PEOPLE[0][0]}@{domain}"
+    ).exists()
+
+
 class Command(BaseCommand):
     help = (
         "Create (or refresh) the demo data set: two organizations with members, fresh API "
         "tokens and every area's demo records. Idempotent; prints the tokens and writes "
-        "the manifest to var/demo.json (LMS_DEMO_MANIFEST)."
+        "the manifest to var/demo.json (LMS_DEMO_MANIFEST). Refreshing resets the demo "
+        "members' progress and revokes the previous demo tokens; --if-missing seeds only a "
+        "database without the demo and otherwise prints the manifest, changing nothing."
     )
 
     def add_arguments(self, parser):
         parser.add_argument(
             "--json", action="store_true", help="Print only the JSON manifest on stdout."
         )
+        parser.add_argument(
+            "--if-missing",
+            action="store_true",
+            help="Seed only when the database has no demo yet; otherwise change nothing and "
+            "print the manifest (as demo_manifest does). `make run` uses it.",
+        )
 
     def handle(self, *args, **options):
         as_json = options["json"]
+        if options["if_missing"] and demo_is_seeded():
+            self.stdout.write("The demo is already seeded: nothing re-seeded (`make seed` does).")
+            try:
+                call_command("demo_manifest", json=as_json, stdout=self.stdout, stderr=self.stderr)
+            except CommandError as error:
+                self.stderr.write(self.style.WARNING(f"{error} `make seed` re-seeds the demo."))
+            return
         log = self.stderr if as_json else self.stdout
         with transaction.atomic():
             manifest = {}
@@ -111,6 +135,7 @@ class Command(BaseCommand):
         for line in demo_manifest.summary(manifest, base=served_at(), path=path):
             self.stdout.write(line)
         self.stdout.write(
-            "(tokens and passwords are new on every run; older demo tokens are revoked. "
-            "`manage.py demo_manifest` prints these again without issuing anything)"
+            "(tokens and passwords are new on every seed; older demo tokens are revoked. "
+            "`make run`, `make serve` and `manage.py demo_manifest` print these again "
+            "without issuing anything; `make seed` re-seeds)"
         )
