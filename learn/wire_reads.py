@@ -48,7 +48,7 @@ from organizations.api import Membership, Organization
 # access check is read on its own only when no activity is listed.
 _COURSE_ACCESS = Compiled(
     lambda org_id, membership_id, course_id: (
-        published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
+        published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")  # type: ignore[misc]
     ),
     prepare=True,
 )
