@@ -2,28 +2,34 @@ from datetime import timedelta
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lms import idempotency
 from lms.errors import validation_error
+from lms.pagination import PagedListView, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin, get_or_404
 from lms.web.renderers import rendered
 from lms.web.shapes import Shape
 from organizations.authentication import bearer_token
 from organizations.models import Membership
-from organizations.permissions import IsOrgAdmin
+from organizations.permissions import IsOrgAdmin, IsStaffRole
 from organizations.selectors import available_invite
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
+    MEMBER,
     AcceptedInviteSerializer,
     InviteSerializer,
+    MemberListQuery,
+    MemberSerializer,
     MintedTokenSerializer,
     MintTokenSerializer,
 )
 from organizations.services import accept_invite_once, mint_member_token, sign_out
 from organizations.throttling import InviteLookupThrottle
+from organizations.wire_reads import members
 
 INVITE = Shape(InviteSerializer)
 
@@ -168,3 +174,40 @@ class SignOutView(APIView):
     def delete(self, request):
         sign_out(membership=request.auth, raw_token=bearer_token(request))
         return Response(status=204)
+
+
+class MembersView(OrgScopedViewMixin, PagedListView):
+    """GET /api/organizations/members (CONTRACT 9.1): owner, admin, instructor."""
+
+    model = Membership
+    permission_classes = [IsStaffRole]
+    serializer_class = MemberSerializer
+
+    @extend_schema(
+        operation_id="list_members",
+        summary="List the organization's members",
+        description="The caller's organization's members, a page at a time, sorted by the "
+        "lower-cased e-mail address in code-point order (the id breaks a tie), optionally "
+        "filtered by role and by a substring of the e-mail address, first or last name (any "
+        "case). Every bad parameter is named in one 400; unknown ones are ignored. Roles: "
+        "owner, admin, instructor.",
+        parameters=[MemberListQuery],
+    )
+    def get(self, request, *args, **kwargs):
+        errors, page = {}, None
+        try:
+            page = read_page(request)
+        except ValidationError as exc:
+            errors.update(exc.detail)
+        query = MemberListQuery(data=request.query_params)
+        if not query.is_valid():
+            errors.update(query.errors)
+        if errors:
+            raise ValidationError(errors)
+        rows, total = members(
+            self.org.id,
+            page=page,
+            search=query.validated_data.get("search", ""),
+            role=query.validated_data.get("role"),
+        )
+        return rendered(request, envelope(MEMBER.bodies_of(rows), total, page))
