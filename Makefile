@@ -82,7 +82,8 @@ test: lint
 # The browser tests of the editors, saving what they show (shown in the README).
 screenshots: $(VENV)/.installed-dev
 	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py \
-		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py
+		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py \
+		tests/browser/test_admin_enrol_members.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

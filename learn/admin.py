@@ -6,13 +6,18 @@ bad rule is a form error, never a broken API."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import nested_admin
 from django import forms
 from django.contrib import admin
 from django.db.models import Count
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.urls import path
 from nested_admin.formsets import NestedInlineFormSet
 
-from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
+from learn.admin_forms import RULE_INPUTS, ActivityForm, EnrolMembersForm, rule_summary
 from learn.models import (
     Activity,
     Course,
@@ -22,8 +27,9 @@ from learn.models import (
     Progress,
     ProgressReport,
 )
-from learn.services import enroll, unenroll
+from learn.services import UNSET, enroll, enroll_members, unenroll
 from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin, ReadOnlyMixin, json_block
+from organizations.api import member_ids_by_email
 
 
 class OrderedInlineFormSet(NestedInlineFormSet):
@@ -161,6 +167,68 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
         return [*self.readonly_fields, "org"] if obj is not None else self.readonly_fields
+
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/enrol/",
+                self.admin_site.admin_view(self.enrol_view),
+                name="learn_course_enrol",
+            ),
+            *super().get_urls(),
+        ]
+
+    def enrol_view(self, request, object_id):
+        """ "Enrol members" (CONTRACT 9.7): the addresses of members of the course's
+        organization are enrolled through the enrolment service, as the API enrols; the
+        page then says who was enrolled, who already was, and which addresses are no
+        member's. A course the staff user may not change is a 404 (section 6)."""
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_change_permission(request, course):
+            raise Http404("No such course.")
+        form, outcome = EnrolMembersForm(request.POST or None), None
+        if request.method == "POST" and form.is_valid():
+            outcome = enrol_by_email(
+                course, form.cleaned_data["emails"], form.cleaned_data["due_at"]
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Enrol members in {course.title}",
+            "opts": self.opts,
+            "original": course,
+            "form": form,
+            "outcome": outcome,
+        }
+        return TemplateResponse(request, "admin/learn/course/enrol_members.html", context)
+
+
+@dataclass(frozen=True)
+class EnrolOutcome:
+    """What the "Enrol members" form did, by address as typed."""
+
+    enrolled: list[str]
+    already_enrolled: list[str]
+    not_members: list[str]
+
+
+def enrol_by_email(course: Course, emails: list[str], due_at) -> EnrolOutcome:
+    """Enrol the members of the course's organization with these addresses (any case) through
+    ``enroll_members``; the addresses that are no member's are answered, not refused. A due
+    date of None keeps the due dates of those enrolled already."""
+    by_email = member_ids_by_email(course.org_id, emails)
+    found = {email: by_email[email.lower()] for email in emails if email.lower() in by_email}
+    result = enroll_members(
+        org_id=course.org_id,
+        course_id=course.id,
+        membership_ids=list(found.values()),
+        due_at=UNSET if due_at is None else due_at,
+    )
+    enrolled = set(result.enrolled)
+    return EnrolOutcome(
+        enrolled=[email for email, member in found.items() if member in enrolled],
+        already_enrolled=[email for email, member in found.items() if member not in enrolled],
+        not_members=[email for email in emails if email not in found],
+    )
 
 
 class ActivityPageForm(ActivityForm):
