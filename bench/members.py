@@ -42,7 +42,7 @@ from bench.bundles import explain, p95, timed  # noqa: E402
 from organizations.models import Membership, Organization, User, member_keys  # noqa: E402
 from organizations.services import add_member, create_api_token  # noqa: E402
 
-ORG_NAME, NEIGHBOUR_NAME = "Members Bench", "Members Neighbour"
+ORG_NAME, NEIGHBOUR_NAME, SMALL_NAME = "Members Bench", "Members Neighbour", "Members Small"
 URL = "/api/organizations/members"
 FIRST = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"]
 LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson"]
@@ -135,14 +135,25 @@ def main() -> None:
     client = Client()
     print(f"\n{version}")
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start")
+    # The baseline, timed before each case: page 1 of an organization of 20 members, the same
+    # request where scale costs nothing, so each ratio is what 100,000 members cost.
+    small = load(SMALL_NAME, 20, seed=4, reload=False)
+    small_owner = add_member(org=small, email="owner@small.bench", role=Membership.Role.OWNER)
+    _, small_token = create_api_token(membership=small_owner, name="bench")
     results = []
-    print(f"\n{'case':<44} {'total':>8} {'rows':>4} {'median':>8} {'p95':>8} {'load':>5}")
+    print(
+        f"\n{'case':<44} {'total':>8} {'rows':>4} {'median':>8} {'p95':>8} "
+        f"{'baseline':>8} {'ratio':>5} {'load':>5}"
+    )
     for label, query in cases(args.members):
+        base, _ = timed(client, small_token, {}, args.repeat, url=URL)
         times, body = timed(client, token, query, args.repeat, url=URL)
         results.append((label, query))
+        median = statistics.median(times)
         print(
             f"{label:<44} {body['total']:>8,} {len(body['rows']):>4} "
-            f"{statistics.median(times):>6.1f}ms {p95(times):>6.1f}ms {os.getloadavg()[0]:>5.2f}",
+            f"{median:>6.1f}ms {p95(times):>6.1f}ms {statistics.median(base):>6.1f}ms "
+            f"{median / statistics.median(base):>5.1f} {os.getloadavg()[0]:>5.2f}",
             flush=True,
         )
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
