@@ -13,9 +13,12 @@ from learn.models import Course, Enrollment, IdempotencyRecord
 from learn.selectors import course_progress, members_named
 from learn.serializers import (
     ACTIVITY,
+    COMPLETIONS,
     COURSE_OUTLINE,
     ENROLLED_COURSE,
     ActivitySerializer,
+    CompletionsQuerySerializer,
+    CompletionsSerializer,
     CourseOutlineSerializer,
     CourseProgressSerializer,
     EnrolInputSerializer,
@@ -25,7 +28,12 @@ from learn.serializers import (
     ProgressResultSerializer,
 )
 from learn.services import UNSET, UnknownMembers, enroll_members, record_progress, unenroll
-from learn.wire_reads import course_outline, list_published_activities, my_courses
+from learn.wire_reads import (
+    completions_feed,
+    course_outline,
+    list_published_activities,
+    my_courses,
+)
 from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
@@ -33,7 +41,7 @@ from lms.pagination import PagedListView, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
-from organizations.api import IsStaffRole
+from organizations.api import IsOrgAdmin, IsStaffRole
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     idempotency.HEADER,
@@ -281,3 +289,31 @@ class CourseEnrollmentView(OrgScopedViewMixin, APIView):
     def delete(self, request, courseId, memberId):  # the interface's names
         unenroll(org_id=self.org.id, course_id=courseId, membership_id=memberId)
         return Response(status=204)
+
+
+class CompletionsView(OrgScopedViewMixin, APIView):
+    """Every course completion of the organization (one per `course.completed` event), in
+    the order they became visible, after the cursor `after`: an integrator polls with the
+    `next` of each answer and never misses nor repeats a completion, even when completions
+    commit out of the order of their times. Completions stay after an unenrolment."""
+
+    permission_classes = [IsOrgAdmin]
+
+    @extend_schema(
+        operation_id="list_completions",
+        summary="Read the completions feed (owner, admin)",
+        parameters=[CompletionsQuerySerializer],
+        responses={200: CompletionsSerializer},
+    )
+    def get(self, request):
+        query = CompletionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        values = query.validated_data
+        feed = completions_feed(
+            org=self.org,
+            after=values.get("after"),
+            cursor=request.query_params.get("after"),
+            limit=values["limit"],
+            course_id=values.get("course_id"),
+        )
+        return rendered(request, COMPLETIONS.body(feed))

@@ -30,6 +30,18 @@ class StrictUUIDField(serializers.UUIDField):
         return parsed
 
 
+class QueryIdField(StrictUUIDField):
+    """An id in a query string; an empty value (``courseId=``) is a value, and no id."""
+
+    def get_value(self, dictionary):
+        return query_value(self, dictionary)
+
+
+def query_value(field: serializers.Field, dictionary):
+    """A query parameter's value as sent: DRF reads an empty form value as absent."""
+    return dictionary.get(field.field_name, empty)
+
+
 class StrictCharField(serializers.CharField):
     """A JSON string, never a number or a boolean turned into one."""
 
@@ -57,7 +69,7 @@ class QueryIntegerField(serializers.IntegerField):
 
     def get_value(self, dictionary):
         # DRF reads an empty form value ("page=") as absent; it is a value, and not a number.
-        return dictionary.get(self.field_name, empty)
+        return query_value(self, dictionary)
 
     def to_internal_value(self, data) -> int:
         if not isinstance(data, str) or not self._integer.fullmatch(data):

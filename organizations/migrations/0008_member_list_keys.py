@@ -45,7 +45,7 @@ USING gin (org_id, search_key gin_trgm_ops)
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("organizations", "0006_invite_accept_replays"),
+        ("organizations", "0007_invite_courses_and_list"),
     ]
 
     operations = [
