@@ -10,7 +10,8 @@ from django.db.models import F, OrderBy
 from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ErrorDetail
 
-from bundles.models import Bundle, CodePointOrder
+from bundles.models import Bundle
+from lms.db.collation import CodePointOrder
 
 SEARCH_MAX_LENGTH = 200
 DEFAULT_SORT = "-createdAt"

@@ -55,6 +55,7 @@ def world(org, other_org):
         "my_member": make_member(org).membership,
         "my_course": ActivityFactory(org=org, module__course__org=org).course,
         "member": theirs.membership,
+        "invite": make_invite(other_org)[0],
         "my_download": DownloadFactory(org=org),
         "my_asset": AssetFactory(org=org),
         "download": their_download,
@@ -63,7 +64,6 @@ def world(org, other_org):
         "course": their_activity.course,
         "automation": (their_automation := AutomationFactory(org=other_org)),
         "run": make_run(their_automation, status="failed"),
-        "invite": make_invite(other_org)[0],
     }
 
 
@@ -152,6 +152,14 @@ CASES = {
             {},
         ),
     ],
+    "api/organizations/invites/<id:inviteId>/revoke": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/invites/{w['invite'].id}/revoke",
+            f"/api/organizations/invites/{MISSING}/revoke",
+            None,
+        ),
+    ],
     "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
         (
@@ -191,14 +199,6 @@ CASES = {
             "POST",
             f"/api/automations/{w['automation'].id}/runs/{w['run'].id}/retry",
             f"/api/automations/{MISSING}/runs/{MISSING}/retry",
-            None,
-        ),
-    ],
-    "api/organizations/invites/<id:inviteId>/revoke": lambda w: [
-        (
-            "POST",
-            f"/api/organizations/invites/{w['invite'].id}/revoke",
-            f"/api/organizations/invites/{MISSING}/revoke",
             None,
         ),
     ],
