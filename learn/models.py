@@ -122,15 +122,37 @@ class Activity(OrgScopedModel):
             raise ValidationError(errors)
 
 
+class Stage(models.IntegerChoices):
+    """A learner's status in a course as a number, in the order a course is gone through."""
+
+    NOT_STARTED = 0, "Not started"
+    IN_PROGRESS = 1, "In progress"
+    COMPLETED = 2, "Completed"
+
+
 class Enrollment(OrgScopedModel):
     """A member's enrolment in a course, made and removed by ``learn.services`` alone
     (``enroll_members``, ``unenroll``). Removing it keeps the learner's progress, so a
-    re-enrolment answers what it answered before."""
+    re-enrolment answers what it answered before. It holds the learner's standing
+    (``learn.standing`` keeps it equal to what 7.4 answers them: ``stage`` its status,
+    ``done`` how many of the activities the course lists they completed, ``completed_at``
+    the stored completion's time) and what the roster sorts and searches by
+    (``last_activity_at``: their last progress report on an activity of the course;
+    ``email_key`` the lower-cased e-mail; ``search_text`` the lower-cased e-mail, first and
+    last names, joined by U+001F)."""
+
+    Stage = Stage
 
     membership = org_scoped_key(MEMBERSHIP, related_name="enrollments")
     course = org_scoped_key(Course, related_name="enrollments")
+    stage = models.PositiveSmallIntegerField(choices=Stage.choices, default=Stage.NOT_STARTED)
+    done = models.PositiveIntegerField(default=0)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
     # When the learner should have completed the course (CONTRACT 9.3); null: no date.
     due_at = models.DateTimeField(null=True, blank=True)
+    email_key = models.TextField(default="", blank=True)
+    search_text = models.TextField(default="", blank=True)
 
     class Meta:
         constraints = [org_unique("membership", "course", name="enrollment_org_member_course")]
@@ -323,3 +345,20 @@ class CompletionSequence(OrgScopedModel):
 
     def __str__(self) -> str:
         return f"completions feed at {self.last}"
+
+
+class ActivityFunnel(OrgScopedModel):
+    """How many of the learners enrolled now in the activity's course have started it (they
+    have a progress row on it) and completed it: 9.5's funnel, kept by ``learn.standing``
+    (added to by progress reports and enrolments, taken from by unenrolments). One row an
+    activity, made by its first count."""
+
+    activity = org_scoped_key(Activity, related_name="+")
+    started = models.IntegerField(default=0)
+    completed = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [org_unique("activity", name="funnel_org_activity")]
+
+    def __str__(self) -> str:
+        return f"{self.activity}: {self.started} started, {self.completed} completed"

@@ -464,3 +464,26 @@ class CompletionsSerializer(serializers.Serializer):
 
 # The feed's body, built from a ``learn.wire_reads.Completions`` (ids and times wire text).
 COMPLETIONS = Shape(CompletionsSerializer)
+
+
+# --- a course's roster (9.4) as its CSV writes it ------------------------------------------
+
+
+class RosterRowSerializer(serializers.Serializer):
+    """A learner of a course's roster (a ``learn.selectors.RosterRow``), in 9.4's order."""
+
+    memberId = serializers.UUIDField(source="membership_id")
+    email = serializers.EmailField()
+    firstName = serializers.CharField(source="first_name")
+    lastName = serializers.CharField(source="last_name")
+    enrolledAt = serializers.DateTimeField(source="enrolled_at")
+    dueAt = serializers.DateTimeField(source="due_at", allow_null=True)
+    status = serializers.ChoiceField(choices=ProgressStatus.choices)
+    progress = serializers.FloatField(min_value=0.0, max_value=1.0)
+    completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
+    lastActivityAt = serializers.DateTimeField(source="last_activity_at", allow_null=True)
+    overdue = serializers.BooleanField()
+
+
+# Built from ``RosterRow``s (Python values): ``ROSTER_ROW.body_of``.
+ROSTER_ROW = Shape(RosterRowSerializer)

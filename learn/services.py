@@ -50,7 +50,7 @@ def record_progress(
 @transaction.atomic
 def _record(org, membership, activity, reports, request_id) -> completion.Outcome:
     now = timezone.now()
-    row = _locked_progress(org=org, membership=membership, activity=activity, now=now)
+    row, started = _locked_progress(org=org, membership=membership, activity=activity, now=now)
     # Written out (lms.db.statements): the ORM built and compiled both statements per report.
     _INSERT_REPORTS(
         (
@@ -77,16 +77,29 @@ def _record(org, membership, activity, reports, request_id) -> completion.Outcom
     if first_completion:
         row.completed_at = now
     row.status, row.progress = outcome.status, outcome.progress
-    statements.update(
-        Progress,
+    # The row, and the learner's standing in the course (the roster's), which is also the
+    # report's lock on the enrolment: an unenrolment committed since the access was read
+    # has removed it.
+    if not standing.reported(
         org_id=org.id,
-        pk=row.id,
-        state=row.state,
-        status=row.status,
-        progress=row.progress,
-        completed_at=row.completed_at,
-        updated_at=now,
-    )
+        membership_id=membership.id,
+        course_id=activity.course_id,
+        activity_id=activity.id,
+        now=now,
+        started=started,
+        completed=first_completion,
+        progress=(
+            row.id,
+            {
+                "state": row.state,
+                "status": row.status,
+                "progress": row.progress,
+                "completed_at": row.completed_at,
+                "updated_at": now,
+            },
+        ),
+    ):
+        raise NotEnrolled()
     if first_completion:
         # Once: the row is locked, so of concurrent reports one sees it not completed yet.
         emit_course_event(
@@ -143,31 +156,32 @@ _LOCKED_PROGRESS = Compiled(
 )
 
 
-def _locked_progress(*, org: Organization, membership: Membership, activity, now) -> Progress:
-    """The learner's progress row on the activity, locked until the transaction ends.
+def _locked_progress(
+    *, org: Organization, membership: Membership, activity, now
+) -> tuple[Progress, bool]:
+    """The learner's progress row on the activity, locked until the transaction ends, and
+    whether this call made it.
 
     The first report creates it with INSERT ... ON CONFLICT DO NOTHING, so simultaneous first
-    reports create one row and then queue on its lock like every later report.
+    reports create one row and then queue on its lock like every later report; the row made
+    is the one whose id this call gave.
     """
     lookup = {"org_id": org.id, "membership_id": membership.id, "activity_id": activity.id}
     found = _LOCKED_PROGRESS.records(Progress, **lookup)
     if found:
-        return found[0]
-    Progress.objects.bulk_create(
-        [
-            Progress(
-                org=org,
-                membership=membership,
-                activity_id=activity.id,
-                status=Progress.Status.IN_PROGRESS,
-                progress=0.0,
-                state=completion.empty_state(),
-                started_at=now,
-            )
-        ],
-        ignore_conflicts=True,
+        return found[0], False
+    made = Progress(
+        org=org,
+        membership=membership,
+        activity_id=activity.id,
+        status=Progress.Status.IN_PROGRESS,
+        progress=0.0,
+        state=completion.empty_state(),
+        started_at=now,
     )
-    return _LOCKED_PROGRESS.records(Progress, **lookup)[0]
+    Progress.objects.bulk_create([made], ignore_conflicts=True)
+    row = _LOCKED_PROGRESS.records(Progress, **lookup)[0]
+    return row, row.id == made.id
 
 
 class Unset(enum.Enum):

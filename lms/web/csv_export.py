@@ -100,10 +100,10 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def cells(shape: Shape, rows: Iterable[Any]) -> Iterator[list[str]]:
-    """Each row (read through ``shape.columns``) as the cells of its JSON body, in the
-    order of ``shape.names``."""
-    body = shape.body
+def cells(shape: Shape, rows: Iterable[Any], *, python_values: bool = False) -> Iterator[list[str]]:
+    """Each row (read through ``shape.columns``, or holding Python values with
+    ``python_values``) as the cells of its JSON body, in the order of ``shape.names``."""
+    body = shape.body_of if python_values else shape.body
     for row in rows:
         yield [cell(value) for value in body(row).values()]
 

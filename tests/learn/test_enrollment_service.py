@@ -67,8 +67,9 @@ def test_enrolling_costs_the_same_queries_for_one_member_and_for_500(
     enrol(course, already)
     ids = [*members(org, count), *already]
     # The course, the members, the insert, its read back, the due date of the one enrolled
-    # already, the automations and the runs' insert, in one savepoint.
-    with django_capture_on_commit_callbacks() as callbacks, django_assert_max_num_queries(9):
+    # already, the new enrolments' standing and their progress for the funnel (and its
+    # write, when they have some), the automations and the runs' insert, in one savepoint.
+    with django_capture_on_commit_callbacks() as callbacks, django_assert_max_num_queries(12):
         result = enrol(course, ids, due_at=DUE)
     assert len(result.enrolled) == count and result.already_enrolled == already
     assert AutomationRun.objects.for_org(org).count() == 2 * (count + 1)

@@ -218,6 +218,7 @@ MODELS = {
     "learn.CourseCompletion": "never by id; read through the caller's course progress and "
     "the organization's completions feed",
     "learn.CompletionSequence": "never read by the API; written by a completion",
+    "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
