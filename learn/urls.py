@@ -12,6 +12,16 @@ urlpatterns = [
         name="learn-course-activities",
     ),
     path(
+        "courses/<id:courseId>/enrollments",
+        views.CourseEnrollmentsView.as_view(),
+        name="learn-course-enrollments",
+    ),
+    path(
+        "courses/<id:courseId>/report",
+        views.CourseReportView.as_view(),
+        name="learn-course-report",
+    ),
+    path(
         "courses/<id:courseId>/progress",
         views.CourseProgressView.as_view(),
         name="learn-course-progress",
