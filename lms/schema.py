@@ -165,6 +165,8 @@ GUIDE_SECTIONS = {
     "list_course_activities": "list-a-courses-activities",
     "report_progress": "report-progress",
     "read_course_progress": "your-progress-on-a-course",
+    "list_course_enrollments": "a-courses-roster",
+    "read_course_report": "a-courses-report",
     "listBundles": "bundles",
     "read_invite": "organization-invites",
     "accept_invite": "accept-an-invite",
