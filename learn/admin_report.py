@@ -24,7 +24,7 @@ from learn.selectors import (
     roster,
     roster_rows,
 )
-from learn.serializers import ROSTER_ROW
+from learn.serializers import ROSTER_CSV_ROW
 from lms.web.csv_export import cells, csv_response
 
 PAGE_SIZE = 50
@@ -148,7 +148,7 @@ def report_csv(request, course: Course):
     enrollments = RosterFilters(request.GET or None).narrow(roster(course.org, course.id, now=now))
     rows = roster_rows(enrollments.iterator(chunk_size=2000), listed)
     return csv_response(
-        ROSTER_ROW.names,
-        cells(ROSTER_ROW, rows, python_values=True),
+        ROSTER_CSV_ROW.names,
+        cells(ROSTER_CSV_ROW, rows, python_values=True),
         filename=f"{course.pk}-enrollments.csv",
     )

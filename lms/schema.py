@@ -168,6 +168,8 @@ GUIDE_SECTIONS = {
     "enroll_members": "enrol-members",
     "unenroll_member": "unenrol-a-member",
     "list_members": "members",
+    "list_course_enrollments": "a-courses-roster",
+    "read_course_report": "a-courses-report",
     "listBundles": "bundles",
     "read_invite": "organization-invites",
     "accept_invite": "accept-an-invite",

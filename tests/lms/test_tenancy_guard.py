@@ -160,6 +160,14 @@ CASES = {
             None,
         ),
     ],
+    "api/learn/courses/<id:courseId>/report": lambda w: [
+        (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/report",
+            f"/api/learn/courses/{MISSING}/report",
+            None,
+        ),
+    ],
     "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
         (
