@@ -25,7 +25,8 @@ from learn.selectors import (
     roster_rows,
 )
 from learn.serializers import ROSTER_ROW
-from lms.web.csv_export import cells, csv_response
+from learn.wire_reads import roster_lines
+from lms.web.csv_export import CHUNK_ROWS, cells, csv_response
 
 PAGE_SIZE = 50
 STATUSES = [
@@ -146,9 +147,9 @@ def report_csv(request, course: Course):
     now = timezone.now()
     listed = listed_activities(course.org, course.id).count()
     enrollments = RosterFilters(request.GET or None).narrow(roster(course.org, course.id, now=now))
-    rows = roster_rows(enrollments.iterator(chunk_size=2000), listed)
+    rows = roster_lines(enrollments, listed, chunk=CHUNK_ROWS)
     return csv_response(
         ROSTER_ROW.names,
-        cells(ROSTER_ROW, rows, python_values=True),
+        cells(ROSTER_ROW, rows),
         filename=f"{course.pk}-enrollments.csv",
     )

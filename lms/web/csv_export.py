@@ -100,10 +100,11 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def cells(shape: Shape, rows: Iterable[Any], *, python_values: bool = False) -> Iterator[list[str]]:
-    """Each row (read through ``shape.columns``, or holding Python values with
-    ``python_values``) as the cells of its JSON body, in the order of ``shape.names``."""
-    body = shape.body_of if python_values else shape.body
+def cells(shape: Shape, rows: Iterable[Any]) -> Iterator[list[str]]:
+    """Each row (read through ``shape.columns``, or whose attributes are a plain
+    serializer's sources, ids and times as wire text) as the cells of its JSON body, in
+    the order of ``shape.names``."""
+    body = shape.body
     for row in rows:
         yield [cell(value) for value in body(row).values()]
 
