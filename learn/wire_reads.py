@@ -12,6 +12,7 @@ that answer domain values (a course's progress, the activity a report is on) are
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -200,12 +201,27 @@ def course_outline(
     ``COURSE_OUTLINE`` (``learn.serializers``). Access as for the listing: course unknown,
     foreign, unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query
     when the course has a published module, two when it has none, whatever the numbers."""
+    return _outline(org.id, membership.id, course_id, preview=False)
+
+
+# A membership id no row has: the outline a member without any progress reads.
+_NOBODY = uuid.UUID(int=0)
+
+
+def course_preview(*, org: Organization, course_id: object) -> CourseOutline:
+    """A published course's outline as an enrolled member who has reported nothing reads it
+    (``course_outline``'s answer for them), with nobody enrolled: staff preview a course
+    without enrolling themselves, which would fire its automations. NotFound as there."""
+    return _outline(org.id, _NOBODY, course_id, preview=True)
+
+
+def _outline(org_id, membership_id, course_id, *, preview: bool) -> CourseOutline:
     values = ids_or_404(Course, {"course_id": course_id})
-    lookup = {"org_id": org.id, "membership_id": membership.id, **values}
+    lookup = {"org_id": org_id, "membership_id": membership_id, **values}
     rows = _OUTLINE.rows(**lookup)
     head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
     course_id_text, org_id, course_title, enrolled, completed_at = head
-    if not enrolled:
+    if not (enrolled or preview):
         raise NotEnrolled()
     modules: list[OutlineModule] = []
     done = listed = 0
