@@ -2,17 +2,15 @@
 admin's report page alike: every row the filters and sort select, streamed
 (``lms.web.csv_export``), read as wire text (``learn.wire_reads.roster_lines``).
 
-The rows are read after the view has returned, while the body is sent, when the request's
-routing state (``lms.db.replica``) is gone: so the database is chosen here, at the call,
-as the router chooses it for the request's reads (the replica for an API read request that
-may use it, with the same read-your-writes rules; the primary for the admin), and the read
-is bound to it."""
+The rows are read after the view has returned, while the body is sent, in the request's
+context (``lms.web.csv_export``), so they are read where the request's other reads are: the
+replica for an API read request that may use it (with the same read-your-writes rules), the
+primary for the admin."""
 
 from __future__ import annotations
 
 import uuid
 
-from django.db import router
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
@@ -28,9 +26,8 @@ def roster_csv_response(
     """``enrollments`` (a ``learn.selectors.roster``, filtered and ordered; ``listed``: how
     many activities the course lists) as the download ``<courseId>-enrollments.csv``, with
     9.4's wire names as its header."""
-    bound = enrollments.using(router.db_for_read(Enrollment))
     return csv_response(
         ROSTER_ROW.names,
-        cells(ROSTER_ROW, roster_lines(bound, listed, chunk=CHUNK_ROWS)),
+        cells(ROSTER_ROW, roster_lines(enrollments, listed, chunk=CHUNK_ROWS)),
         filename=f"{course_id}-enrollments.csv",
     )
