@@ -490,7 +490,7 @@ class RosterCsvRowSerializer(serializers.Serializer):
     overdue = serializers.BooleanField()
 
 
-# Built from ``RosterRow``s (Python values): ``ROSTER_ROW.body_of``.
+# Built from ``RosterRow``s (Python values): ``ROSTER_CSV_ROW.body_of``.
 ROSTER_CSV_ROW = Shape(RosterCsvRowSerializer)
 # --- a course's roster (9.4) and report (9.5) -------------------------------------------------
 
