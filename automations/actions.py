@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from automations import delivery
 from automations.models import Automation, AutomationRun
-from learn.api import Activity, Course, enroll
+from learn.api import Activity, Course, UnknownMembers, enroll_members
+from lms.ids import parse_id
 from organizations.api import Membership, Organization
 
 
@@ -121,10 +122,18 @@ def enroll_in_course(run: AutomationRun, index: int, data: dict) -> Outcome:
     course = Course.objects.filter(org_id=run.org_id, id=data["courseId"]).first()
     if course is None:
         raise ActionFailed("The course no longer exists.")
-    member = _member(run, run.event_data.get("memberId"))
-    if member is None:
+    member_id = parse_id(run.event_data.get("memberId"))
+    if member_id is None:
         raise ActionFailed("The event's member no longer exists.")
-    enroll(membership=member, course=course, depth=run.depth + 1)
+    try:
+        enroll_members(
+            org_id=run.org_id,
+            course_id=course.id,
+            membership_ids=[member_id],
+            depth=run.depth + 1,
+        )
+    except UnknownMembers:
+        raise ActionFailed("The event's member no longer exists.") from None
     return Outcome()
 
 

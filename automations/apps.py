@@ -11,11 +11,11 @@ class AutomationsConfig(AppConfig):
         )
         from automations.runs import record_runs
         from automations.selectors import oldest_pending_run_seconds
-        from lms.events import receiver
+        from lms.events import batch_receiver
         from lms.ops.logs import register_redaction
         from lms.ops.metrics import gauge_at_scrape
 
-        receiver(record_runs)
+        batch_receiver(record_runs)
         # A signing secret is shown to its caller once and never written whole to a log.
         register_redaction(
             r"\b(whsec_[A-Za-z0-9+/]{4})[A-Za-z0-9+/=]{8,}", r"\1...", contains="whsec_"

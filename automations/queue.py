@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.conf import settings
+from django.utils import timezone
 
 _tasks: dict[str, object] = {}
 
@@ -31,6 +32,11 @@ def _enqueue(name: str, *, run_after: datetime | None = None, **kwargs) -> None:
             f"No task {name!r} is registered: automations.tasks registers it when imported "
             "(AutomationsConfig.ready)."
         ) from None
+    if run_after is None and settings.LMS_TASKS_BACKEND == "database":
+        # Due now: without it the database backend stores the latest possible time, and
+        # hands the task out after every due retry. (RQ queues a task without one at once;
+        # with one, it waits for its scheduler.)
+        run_after = timezone.now()
     task.using(queue_name=settings.LMS_TASKS_QUEUE, run_after=run_after).enqueue(**kwargs)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -26,8 +27,10 @@ from automations import queue
 from automations.actions import perform
 from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.registry import CONDITIONS, TRIGGERS
+from lms.db import statements
 from lms.db.jsonsql import ListAllows
 from lms.events import Event
+from lms.ids import uuid7
 from lms.ops.metrics import count_automation_run
 
 logger = logging.getLogger(__name__)
@@ -43,42 +46,89 @@ UNFINISHED = (Status.PENDING, Status.RUNNING)
 DONE = (ActionStatus.SUCCEEDED, ActionStatus.SKIPPED)
 
 
-def record_runs(event: Event) -> None:
-    """One pending run per enabled automation of the event's organization and trigger whose
-    conditions the event meets (contract 8.7: matched in the same query), in the caller's
-    transaction: two queries at most, whatever the number of automations and conditions, and
-    one hand-off to the worker after the commit. A run row refers to its automation's
-    current revision of the actions, never copies them: the event's request writes the run
-    rows alone (CONTRACT 8.9)."""
-    if event.type not in TRIGGERS or event.depth > MAX_DEPTH:
-        return
-    matching = Automation.objects.filter(org_id=event.org_id, trigger=event.type, enabled=True)
-    for key in TRIGGERS[event.type].conditions:
-        # An event without the id (none of the trigger's should) meets no condition on it.
-        value = str(event.data.get(CONDITIONS[key].data_key) or "").lower()
-        matching = matching.filter(ListAllows("conditions", key, value))
-    automations = list(matching.values_list("id", "revision_id").order_by())
-    if not automations:
-        return
+def record_runs(events: Sequence[Event]) -> None:
+    """One pending run per enabled automation of an event's organization and trigger whose
+    conditions the event meets (contract 8.7: matched in the same query), for each of the
+    events one write made (an ``lms.events`` batch receiver), in the caller's transaction:
+    per kind of event among them (organization, trigger and the values its conditions look
+    at; an enrolment of many members in one course is one kind) one lookup, then one
+    insert of every run and one hand-off to the worker after the commit, whatever the number
+    of events, automations and conditions. A run row refers to its automation's current
+    revision of the actions, never copies them: the event's request writes the run rows
+    alone (CONTRACT 8.9)."""
+    kinds: dict[tuple, list[Event]] = {}
+    for event in events:
+        if event.type in TRIGGERS and event.depth <= MAX_DEPTH:
+            kinds.setdefault(_kind(event), []).append(event)
     now = timezone.now()
-    runs = [
-        AutomationRun(
-            org_id=event.org_id,
-            automation_id=automation_id,
-            revision_id=revision_id or revision_of(event.org_id, automation_id),
-            trigger=event.type,
-            event_id=event.id,
-            occurred_at=event.occurred_at,
-            event_data=event.data,
-            depth=event.depth,
-            due_at=now,
-            enqueued_at=now,  # by the hand-off, right after the commit
+    rows = [
+        (
+            uuid7(),
+            event.org_id,
+            automation_id,
+            revision_id,
+            event.type,
+            event.id,
+            event.occurred_at,
+            event.data,
+            event.depth,
+            now,
+            now,  # enqueued_at: by the hand-off, right after the commit
         )
-        for automation_id, revision_id in automations
+        for kind, alike in kinds.items()
+        for automation_id, revision_id in _matching(*kind)
+        for event in alike
     ]
-    AutomationRun.objects.bulk_create(runs, ignore_conflicts=True)
-    run_ids = [str(run.id) for run in runs]
+    if not rows:
+        return
+    _INSERT_RUNS(rows)
+    run_ids = [str(row[0]) for row in rows]
     transaction.on_commit(lambda: queue.start_runs(run_ids), robust=True)
+
+
+# A run as ``record_runs`` writes it (every other column as the model fills it), all of a
+# write's runs in one statement; a second run of an automation and event is left out.
+_INSERT_RUNS = statements.Insert(
+    AutomationRun,
+    (
+        "id",
+        "org_id",
+        "automation_id",
+        "revision_id",
+        "trigger",
+        "event_id",
+        "occurred_at",
+        "event_data",
+        "depth",
+        "due_at",
+        "enqueued_at",
+    ),
+    ignore_conflicts=True,
+    batch=True,
+)
+
+
+def _kind(event: Event) -> tuple:
+    """What decides which automations an event starts: its organization, trigger and the
+    value of each condition of its trigger (lower-cased; an event without the id, which
+    none of the trigger's should be, meets no condition on it)."""
+    values = tuple(
+        str(event.data.get(CONDITIONS[key].data_key) or "").lower()
+        for key in TRIGGERS[event.type].conditions
+    )
+    return event.org_id, event.type, values
+
+
+def _matching(org_id: uuid.UUID, trigger: str, values: tuple[str, ...]) -> list[tuple]:
+    """(id, revision id) of the enabled automations of ``org_id`` and ``trigger`` whose
+    conditions allow ``values``, in one query (a revision written now where one has none)."""
+    matching = Automation.objects.filter(org_id=org_id, trigger=trigger, enabled=True)
+    for key, value in zip(TRIGGERS[trigger].conditions, values, strict=True):
+        matching = matching.filter(ListAllows("conditions", key, value))
+    return [
+        (automation_id, revision_id or revision_of(org_id, automation_id))
+        for automation_id, revision_id in matching.values_list("id", "revision_id").order_by()
+    ]
 
 
 def revision_of(org_id: uuid.UUID, automation_id: uuid.UUID) -> uuid.UUID:
@@ -98,20 +148,32 @@ def _lease() -> timedelta:
     return timedelta(seconds=settings.LMS_AUTOMATION_LEASE_SECONDS)
 
 
-def claim(run_id: uuid.UUID | str) -> AutomationRun | None:
-    """The run with its revision, now held by this worker until its lease ends; None when
-    it is finished, not due yet, or held by another worker (a duplicate hand-off is
-    harmless; a task that comes early, from a machine whose clock is ahead, leaves the run
-    to the sweep). Taking it clears ``enqueued_at``: no task of it waits any more."""
+def claim() -> AutomationRun | None:
+    """The run most due, with its revision, now held by this worker until its lease ends;
+    None when no run is due (or every due one is held by another worker).
+
+    A task names a run, but the worker takes the run that is most due, so that the order in
+    which the task backend hands out tasks decides nothing (the database backend by
+    ``run_after``, RQ in the order tasks reached its queue): a new run (``pending``) is
+    taken before every retry, whatever the organization, so one organization's failing
+    receivers never hold up another's new runs beyond the attempts already under way; a
+    retry (or a run whose worker died) overdue by a lease is taken first of all, so a
+    stream of new runs never starves retries. Within each kind the earliest due goes
+    first. Every run waiting for a worker has a task of its own in the queue, so taking
+    another run than the one named leaves the named one to the next task. Taking a run
+    clears ``enqueued_at``: no task of it waits any more."""
     now = timezone.now()
+    due = (
+        AutomationRun.objects.across_orgs()
+        .select_related("revision")
+        .select_for_update(of=("self",), skip_locked=True)
+        .filter(due_at__lte=now)
+        .order_by("due_at")
+    )
     with transaction.atomic():
-        run = (
-            AutomationRun.objects.across_orgs()
-            .select_related("revision")
-            .select_for_update(of=("self",))
-            .filter(id=run_id, status__in=UNFINISHED, due_at__lte=now)
-            .first()
-        )
+        run = due.filter(status=Status.RUNNING).first()
+        if run is None or run.due_at > now - _lease():
+            run = due.filter(status=Status.PENDING).first() or run
         if run is None:
             return None
         run.status = Status.RUNNING
@@ -131,9 +193,10 @@ def _save_state(state: AutomationRunAction, *fields: str) -> None:
 
 
 def execute(run_id: uuid.UUID | str) -> None:
-    """Run the actions of the run that are not done yet, in order (see the module). Each
-    attempt writes its action's row and the run's lease, never the other actions."""
-    run = claim(run_id)
+    """Run the actions not done yet of the run most due (``run_id``'s task is one hand-off
+    to a worker; ``claim`` chooses the run), in order (see the module). Each attempt
+    writes its action's row and the run's lease, never the other actions."""
+    run = claim()
     if run is None:
         return
     states = {

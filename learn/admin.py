@@ -16,6 +16,7 @@ from django.urls import path
 from django.utils import timezone
 from nested_admin.formsets import NestedInlineFormSet
 
+from learn import admin_report
 from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
 from learn.models import (
     Activity,
@@ -27,7 +28,7 @@ from learn.models import (
     ProgressReport,
 )
 from learn.serializers import COURSE_OUTLINE
-from learn.services import enroll
+from learn.services import enroll, unenroll
 from learn.wire_reads import course_preview
 from lms.admin import (
     OrgScopedAdmin,
@@ -172,16 +173,37 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
         return self.fields if obj is not None else ["org", "title", "published"]
 
     def get_urls(self):
-        view = self.admin_site.admin_view(self.preview_view)
-        preview = path("<path:object_id>/preview/", view, name="learn_course_preview")
-        return [preview, *super().get_urls()]
+        """The course's preview as a learner, its report page and its roster's CSV (9.7), for
+        those who may see the course: another organization's course is a 404, as its change
+        page is."""
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/preview/", view(self.preview_view), name="learn_course_preview"),
+            path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
+            path(
+                "<path:object_id>/report/enrollments.csv",
+                view(self.report_csv_view),
+                name="learn_course_report_csv",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _visible_or_404(self, request, object_id) -> Course:
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_view_permission(request, course):
+            raise Http404("No such course.")
+        return course
+
+    def report_view(self, request, object_id):
+        return admin_report.report_page(self, request, self._visible_or_404(request, object_id))
+
+    def report_csv_view(self, request, object_id):
+        return admin_report.report_csv(request, self._visible_or_404(request, object_id))
 
     def preview_view(self, request, object_id):
         """The course as an enrolled learner who has reported nothing reads it, built by the
         API's own read; nobody is enrolled, so no automation runs."""
-        course = self.get_object(request, object_id)
-        if course is None or not self.has_view_permission(request, course):
-            raise Http404("No such course.")
+        course = self._visible_or_404(request, object_id)
         try:
             body = COURSE_OUTLINE.body(course_preview(org=course.org, course_id=course.pk))
         except NotFound:  # not published: learners see nothing of it
@@ -273,16 +295,20 @@ class ActivityAdmin(OrgScopedAdmin):
 class EnrollmentForm(forms.ModelForm):
     class Meta:
         model = Enrollment
-        fields = ["course", "membership"]
+        fields = ["course", "membership", "due_at"]
 
 
 @admin.register(Enrollment)
 class EnrollmentAdmin(OrgScopedAdmin):
     form = EnrollmentForm
-    list_display = ["membership", "course", "org", "created_at"]
+    list_display = ["membership", "course", "org", "created_at", "due_at"]
     list_filter = ["org", "course"]
     search_fields = ["membership__user__email", "course__title"]
     list_select_related = ["membership__user", "membership__org", "course", "org"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # An enrolment does not move: unenrol and enrol again instead.
+        return ["course", "membership"] if obj is not None else []
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
@@ -291,12 +317,19 @@ class EnrollmentAdmin(OrgScopedAdmin):
         return field
 
     def save_model(self, request, obj, form, change):
-        """A new enrollment goes through the enrolment service (its enrollment.created)."""
-        if change:
-            return super().save_model(request, obj, form, change)
-        saved = enroll(membership=obj.membership, course=obj.course)
+        """Enrolling and a change of the due date go through the enrolment service (a new
+        enrollment is its enrollment.created event)."""
+        saved = enroll(membership=obj.membership, course=obj.course, due_at=obj.due_at)
         obj.pk, obj.org_id, obj.created_at = saved.pk, saved.org_id, saved.created_at
         obj._state.adding = False
+
+    def delete_model(self, request, obj):
+        """Unenrolling keeps the learner's progress (``learn.services.unenroll``)."""
+        unenroll(org_id=obj.org_id, course_id=obj.course_id, membership_id=obj.membership_id)
+
+    def delete_queryset(self, request, queryset):
+        for enrollment in queryset:
+            self.delete_model(request, enrollment)
 
 
 class ReportPayloadMixin:

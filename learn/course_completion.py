@@ -9,22 +9,13 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from learn import standing
 from learn.events import emit_course_event
-from learn.models import CourseCompletion, Enrollment, Progress
+from learn.models import CompletionSequence, CourseCompletion, Progress
 from learn.selectors import listed_activities, stored_completion
+from lms.db import statements
 from lms.db.compiled import Compiled
 from organizations.api import Membership, Organization
-
-# The learner's enrollment in the course, locked; SQL compiled once per process, as the counts.
-_LOCKED_ENROLLMENT = Compiled(
-    lambda org_id, membership_id, course_id: (
-        Enrollment.objects.for_org(org_id)
-        .filter(membership_id=membership_id, course_id=course_id)
-        .select_for_update()
-        .values_list("id")
-    ),
-    prepare=True,
-)
 
 
 def _counts(org_id, membership_id, course_id) -> QuerySet:
@@ -58,23 +49,28 @@ def complete_course_if_done(
     listed activity is completed and the course is not completed yet. The new completion,
     or None.
 
-    Called inside the transaction that just recorded an activity as completed. The learner's
-    enrollment row is locked before anything is counted, so two reports completing the last
+    Called inside the transaction that just recorded an activity as completed, after the
+    report locked the learner's enrollment row (``learn.standing.reported``, which found
+    them enrolled) and before anything is counted, so two reports completing the last
     two activities at once are decided one after the other: the second counts after the
     first has committed and sees both completed, the first did not, and the completion
     (unique per learner and course as a backstop) is written once.
+
+    The completion's feed position is taken last (the organization's ``CompletionSequence``
+    row, locked from then until the commit): completions of one organization are given
+    positions one after the other, each once the one before it is committed, so the feed's
+    cursor (a position) never passes a completion still to become visible. What follows in
+    the transaction (the idempotency record of the answer) is one insert.
     """
     lookup = {"org_id": org.id, "membership_id": membership.id, "course_id": course_id}
-    if _LOCKED_ENROLLMENT.first(**lookup) is None:
-        return None
     counts = _COUNTS.first(**lookup)
     if counts is None:  # nothing listed
         return None
     listed, done, stored = counts
     if stored or done < listed:
         return None
-    completion = CourseCompletion.objects.create(
-        org=org, membership=membership, course_id=course_id, completed_at=now
+    standing.course_completed(
+        org_id=org.id, membership_id=membership.id, course_id=course_id, at=now
     )
     emit_course_event(
         "course.completed",
@@ -83,4 +79,14 @@ def complete_course_if_done(
         course_id=course_id,
         occurred_at=now,
     )
-    return completion
+    # Last: the feed's position. The organization's sequence row stays locked until this
+    # transaction commits, so a later completion is given the next position only once this
+    # one is visible, whatever the order of their times (9.6).
+    position = statements.next_number(CompletionSequence, org_id=org.id, counter="last")
+    return CourseCompletion.objects.create(
+        org=org,
+        membership=membership,
+        course_id=course_id,
+        completed_at=now,
+        position=position,
+    )

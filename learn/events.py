@@ -5,33 +5,39 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from lms.events import Event, emit
 from organizations.api import Membership
 
 
-def emit_course_event(
+def course_event(
     event_type: str,
     *,
     org_id: uuid.UUID,
-    membership: Membership,
+    member_id: uuid.UUID,
+    email: str,
     course_id: uuid.UUID,
     occurred_at: datetime,
     depth: int = 0,
     ids: dict[str, uuid.UUID] | None = None,
-) -> None:
-    """Emit ``event_type`` with ``{**ids, courseId, memberId, email}`` as its data."""
-    emit(
-        Event(
-            type=event_type,
-            org_id=org_id,
-            occurred_at=occurred_at,
-            depth=depth,
-            data={
-                **{key: str(value) for key, value in (ids or {}).items()},
-                "courseId": str(course_id),
-                "memberId": str(membership.id),
-                "email": membership.user.email,
-            },
-        )
+) -> Event:
+    """``event_type`` with ``{**ids, courseId, memberId, email}`` as its data."""
+    return Event(
+        type=event_type,
+        org_id=org_id,
+        occurred_at=occurred_at,
+        depth=depth,
+        data={
+            **{key: str(value) for key, value in (ids or {}).items()},
+            "courseId": str(course_id),
+            "memberId": str(member_id),
+            "email": email,
+        },
     )
+
+
+def emit_course_event(event_type: str, *, membership: Membership, **fields: Any) -> None:
+    """Emit ``event_type`` of ``membership``: ``course_event`` with ``fields`` (``org_id``,
+    ``course_id``, ``occurred_at`` and the optional ``depth`` and ``ids``)."""
+    emit(course_event(event_type, member_id=membership.id, email=membership.user.email, **fields))

@@ -122,9 +122,37 @@ class Activity(OrgScopedModel):
             raise ValidationError(errors)
 
 
+class Stage(models.IntegerChoices):
+    """A learner's status in a course as a number, in the order a course is gone through."""
+
+    NOT_STARTED = 0, "Not started"
+    IN_PROGRESS = 1, "In progress"
+    COMPLETED = 2, "Completed"
+
+
 class Enrollment(OrgScopedModel):
+    """A member's enrolment in a course, made and removed by ``learn.services`` alone
+    (``enroll_members``, ``unenroll``). Removing it keeps the learner's progress, so a
+    re-enrolment answers what it answered before. It holds the learner's standing
+    (``learn.standing`` keeps it equal to what 7.4 answers them: ``stage`` its status,
+    ``done`` how many of the activities the course lists they completed, ``completed_at``
+    the stored completion's time) and what the roster sorts and searches by
+    (``last_activity_at``: their last progress report on an activity of the course;
+    ``email_key`` the lower-cased e-mail; ``search_text`` the lower-cased e-mail, first and
+    last names, joined by U+001F)."""
+
+    Stage = Stage
+
     membership = org_scoped_key(MEMBERSHIP, related_name="enrollments")
     course = org_scoped_key(Course, related_name="enrollments")
+    stage = models.PositiveSmallIntegerField(choices=Stage.choices, default=Stage.NOT_STARTED)
+    done = models.PositiveIntegerField(default=0)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    # When the learner should have completed the course (CONTRACT 9.3); null: no date.
+    due_at = models.DateTimeField(null=True, blank=True)
+    email_key = models.TextField(default="", blank=True)
+    search_text = models.TextField(default="", blank=True)
 
     class Meta:
         constraints = [org_unique("membership", "course", name="enrollment_org_member_course")]
@@ -277,15 +305,60 @@ class IdempotencyRecord(OrgScopedModel):
 class CourseCompletion(OrgScopedModel):
     """A learner completed a course: every activity the course listed was completed at
     ``completed_at`` (the ``course.completed`` event). Written once, under the learner's
-    enrollment lock, and never removed by later changes to the course: it latches."""
+    enrollment lock, and never removed by later changes to the course (nor by an
+    unenrolment): it latches.
+
+    ``position`` is its place in the organization's completions feed (9.6): given by the
+    organization's ``CompletionSequence`` as the completing transaction's last write, so a
+    completion with a higher position never becomes visible before one with a lower
+    (``learn.course_completion``)."""
 
     membership = org_scoped_key(MEMBERSHIP, related_name="course_completions")
     course = org_scoped_key(Course, related_name="completions")
     completed_at = models.DateTimeField()
+    position = models.BigIntegerField(editable=False)
 
     class Meta:
-        constraints = [org_unique("membership", "course", name="completion_org_member_course")]
-        indexes = [models.Index(fields=["org", "course"], name="completion_org_course")]
+        constraints = [
+            org_unique("membership", "course", name="completion_org_member_course"),
+            # The feed, in the order its cursor serves (and the sequence's backstop).
+            org_unique("position", name="completion_org_position"),
+        ]
+        # The feed of one course (``courseId``); also every read of a course's completions.
+        indexes = [
+            models.Index(fields=["org", "course", "position"], name="completion_org_course_pos")
+        ]
 
     def __str__(self) -> str:
         return f"{self.membership.user} completed {self.course}"
+
+
+class CompletionSequence(OrgScopedModel):
+    """The last completions-feed position an organization gave (``CourseCompletion.position``):
+    one row per organization, taken with ``INSERT ... ON CONFLICT DO UPDATE`` (its row lock
+    held until the completing transaction commits, so positions commit in their order)."""
+
+    last = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [org_unique(name="completion_sequence_org")]
+
+    def __str__(self) -> str:
+        return f"completions feed at {self.last}"
+
+
+class ActivityFunnel(OrgScopedModel):
+    """How many of the learners enrolled now in the activity's course have started it (they
+    have a progress row on it) and completed it: 9.5's funnel, kept by ``learn.standing``
+    (added to by progress reports and enrolments, taken from by unenrolments). One row an
+    activity, made by its first count."""
+
+    activity = org_scoped_key(Activity, related_name="+")
+    started = models.IntegerField(default=0)
+    completed = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [org_unique("activity", name="funnel_org_activity")]
+
+    def __str__(self) -> str:
+        return f"{self.activity}: {self.started} started, {self.completed} completed"

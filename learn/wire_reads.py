@@ -1,5 +1,5 @@
-"""Reads on hot paths that answer the wire's text: the activity listing (4.4), a course's
-outline (8.2) and the caller's courses (8.1).
+"""Reads that answer the wire's text: the activity listing (4.4), a course's outline (8.2),
+the caller's courses (8.1) and the completions feed (9.6).
 
 Each is a compiled read (``lms.db.compiled``) whose ids and times the database writes as the
 text the API answers (``lms.db.wire``), so no value is parsed into a Python object to be
@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from learn import completion
 from learn.completion import COMPLETED
 from learn.errors import NotEnrolled
-from learn.models import Course, Enrollment, Module
+from learn.models import Course, CourseCompletion, Enrollment, Module
 from learn.selectors import (
     activity_standing,
     course_status,
@@ -34,7 +36,7 @@ from learn.selectors import (
 from learn.serializers import ACTIVITY
 from lms.db.compiled import Compiled
 from lms.db.wire import WireId, WireTime
-from lms.pagination import Page, page_rows
+from lms.pagination import Page, feed_cursor, page_rows
 from lms.tenancy import ids_or_404
 from organizations.api import Membership, Organization
 
@@ -341,3 +343,58 @@ def my_courses(
     else:
         rows, total = page_rows(enrolled_courses(**lookup), page, count)
     return [_enrolled_course(row) for row in rows], total
+
+
+# --- the completions feed (9.6) ---------------------------------------------------------------
+
+
+class Completion(NamedTuple):
+    id: str
+    course_id: str
+    membership_id: str
+    email: str
+    completed_at: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Completions:
+    rows: list[Completion]
+    next: str
+
+
+def completions_feed(
+    *, org: Organization, after: int | None, cursor: str | None, limit: int, course_id=None
+) -> Completions:
+    """The organization's course completions after feed position ``after`` (the position
+    the cursor ``cursor`` continues after; None: from the first), at most ``limit``, in
+    position order, only ``course_id``'s when given; ids and times as wire text, for
+    ``COMPLETIONS`` (``learn.serializers``). ``next`` continues after the last row, or is
+    ``cursor`` itself when there is none (a first read of none: the start's cursor).
+
+    Positions become visible in their order (``learn.course_completion``), so everything
+    before a position served is visible already: reading after it skips nothing. A
+    ``course_id`` that is no course of the organization: ValidationError naming
+    ``course_id``. One query, two when a course is named and nothing is new."""
+    completions = CourseCompletion.objects.for_org(org).filter(position__gt=after or 0)
+    if course_id is not None:
+        completions = completions.filter(course_id=course_id)
+    rows = [
+        Completion(*row)
+        for row in completions.order_by("position").values_list(
+            WireId("id"),
+            WireId("course_id"),
+            WireId("membership_id"),
+            "membership__user__email",
+            WireTime("completed_at"),
+            "position",
+        )[:limit]
+    ]
+    named = course_id is not None
+    if not rows and named and not Course.objects.for_org(org).filter(id=course_id).exists():
+        raise ValidationError({"course_id": ["No course of your organization has this id."]})
+    if rows:
+        following = feed_cursor(rows[-1].position)
+    else:
+        following = cursor if cursor is not None else feed_cursor(0)
+    return Completions(rows=rows, next=following)

@@ -188,6 +188,7 @@ def validation_message(details: dict[str, list[str]]) -> str:
 WIRE_NAMES = {
     NON_FIELD_ERRORS: "nonFieldErrors",
     "display_names": "displayNames",
+    "course_id": "courseId",
     "first_name": "firstName",
     "last_name": "lastName",
     "expires_at": "expiresAt",

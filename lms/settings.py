@@ -193,6 +193,11 @@ LMS_TENANT_MODEL = "organizations.Organization"
 # again: the bound on how late another process sees a revocation. 0 turns it off.
 LMS_TOKEN_CACHE_SECONDS = float(os.environ.get("LMS_TOKEN_CACHE_SECONDS", "1"))
 LMS_ADMINISTERED_ORGS = "organizations.selectors.administered_orgs"
+# The accept link an invite's e-mail carries, "{token}" standing for the invite's token
+# (CONTRACT 9.2); without it, no invite is e-mailed.
+LMS_INVITE_URL = os.environ.get("LMS_INVITE_URL", "")
+if LMS_INVITE_URL and "{token}" not in LMS_INVITE_URL:
+    raise ImproperlyConfigured("LMS_INVITE_URL must hold {token}, where the invite's token goes.")
 # Admin sign-in (API calls use tokens, not passwords): django-axes counts failures per
 # address and e-mail together and locks that pair out for a while; a success resets it.
 AUTHENTICATION_BACKENDS = [

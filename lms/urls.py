@@ -50,6 +50,7 @@ urlpatterns = [
     *routes("api/bundles", "bundles.urls"),
     *routes("api/organizations/", "organizations.urls"),
     *routes("api/automations", "automations.urls"),
+    *routes("api/auth/", "organizations.auth_urls"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/docs/guide", views.api_guide, name="api-guide"),

@@ -38,29 +38,38 @@ def forget_tokens(key_hashes=None) -> None:
             _cache.pop(key_hash)
 
 
+KEYWORD = b"bearer"
+
+
+def bearer_token(request) -> str | None:
+    """The raw token of ``Authorization: Bearer <token>``; None without the header, and
+    Unauthenticated for a header of any other form."""
+    # What DRF's get_authorization_header answers, read from META, not request.headers
+    # (see lms.web.http).
+    header = request.META.get("HTTP_AUTHORIZATION", b"")
+    if isinstance(header, str):
+        header = header.encode(HTTP_HEADER_ENCODING)
+    header = header.split()
+    if not header:
+        return None
+    if header[0].lower() != KEYWORD:
+        raise Unauthenticated("Use the Authorization header as 'Bearer <token>'.")
+    if len(header) != 2 or len(header[1]) > 200:
+        raise Unauthenticated("Use the Authorization header as 'Bearer <token>'.")
+    try:
+        return header[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise Unauthenticated("The token is not valid.") from None
+
+
 class BearerTokenAuthentication(BaseAuthentication):
     """Sets ``request.user`` to the user and ``request.auth`` to the token's membership."""
 
-    keyword = b"bearer"
+    keyword = KEYWORD
 
     def authenticate(self, request):
-        # What DRF's get_authorization_header answers, read from META, not request.headers
-        # (see lms.web.http).
-        header = request.META.get("HTTP_AUTHORIZATION", b"")
-        if isinstance(header, str):
-            header = header.encode(HTTP_HEADER_ENCODING)
-        header = header.split()
-        if not header:
-            return None
-        if header[0].lower() != self.keyword:
-            raise Unauthenticated("Use the Authorization header as 'Bearer <token>'.")
-        if len(header) != 2 or len(header[1]) > 200:
-            raise Unauthenticated("Use the Authorization header as 'Bearer <token>'.")
-        try:
-            raw = header[1].decode("ascii")
-        except UnicodeDecodeError:
-            raise Unauthenticated("The token is not valid.") from None
-        return self.authenticate_token(raw)
+        raw = bearer_token(request)
+        return None if raw is None else self.authenticate_token(raw)
 
     def authenticate_token(self, raw: str) -> tuple:
         key_hash = hash_token(raw)
@@ -69,9 +78,12 @@ class BearerTokenAuthentication(BaseAuthentication):
         if found is not None and time.monotonic() - found[0] < ttl:
             _, membership, expires_at = found
         else:
+            # Stamped before the lookup reads: a revocation committed while it runs is seen
+            # at most ``ttl`` after that commit, never ``ttl`` plus the lookup's own time.
+            looked_up = time.monotonic()
             membership, expires_at = self._look_up(key_hash)
             if ttl > 0:
-                _cache.set(key_hash, (time.monotonic(), membership, expires_at))
+                _cache.set(key_hash, (looked_up, membership, expires_at))
         if expires_at is not None and expires_at <= timezone.now():
             raise Unauthenticated("The token has expired.")
         return membership.user, membership

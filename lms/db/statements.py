@@ -101,14 +101,29 @@ def _none() -> None:
 class Insert:
     """``INSERT`` into ``model`` of rows, each the values of ``columns`` (field names or
     attnames) in order, every other column filled as the model would (``fillers``).
-    Checked when made: a module-level one fails at import when a column cannot be filled."""
+    Checked when made: a module-level one fails at import when a column cannot be filled.
 
-    def __init__(self, model: type[Model], columns: Sequence[str]):
+    ``ignore_conflicts``: a row that breaks a unique constraint is left out (``ON CONFLICT
+    DO NOTHING`` on PostgreSQL and SQLite alike). ``batch``: the statement's number of rows
+    varies (a write of many rows at once, as one statement whatever their number, where
+    ``bulk_create`` splits them into SQLite's batches of 999 variables), so it is not
+    prepared: a prepared statement per number of rows would crowd out the hot ones."""
+
+    def __init__(
+        self,
+        model: type[Model],
+        columns: Sequence[str],
+        *,
+        ignore_conflicts: bool = False,
+        batch: bool = False,
+    ):
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
         self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
         self.fields = [*self.given, *(field for field, _ in self.filled)]
+        self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
+        self.batch = batch
 
     def __call__(self, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
@@ -119,26 +134,35 @@ class Insert:
         row_sql = f"({', '.join(['%s'] * len(fields))})"
         if filled:
             rows = [(*row, *(make() for _, make in filled)) for row in rows]
-        _run(
-            connection,
+        sql = (
             f"INSERT INTO {quote(meta.db_table)}"
             f" ({', '.join(quote(field.column) for field in fields)})"
-            f" VALUES {', '.join([row_sql] * len(rows))}",
-            [
-                field.get_db_prep_save(value, connection)
-                for row in rows
-                for field, value in zip(fields, row, strict=True)
-            ],
+            f" VALUES {', '.join([row_sql] * len(rows))}{self.suffix}"
         )
+        params = [
+            field.get_db_prep_save(value, connection)
+            for row in rows
+            for field, value in zip(fields, row, strict=True)
+        ]
+        if self.batch:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+        else:
+            _run(connection, sql, params)
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:
     """``UPDATE`` of one row, by its organization and primary key, setting ``values`` (by
     field name). The number of rows changed (0 or 1)."""
-    connection, meta, quote = _target(model)
+    connection, _, _ = _target(model)
+    return _run(connection, *_update_of(connection, model, org_id, pk, values))
+
+
+def _update_of(connection, model: type[Model], org_id: Any, pk: Any, values: Mapping) -> tuple:
+    """``update``'s statement and its parameters."""
+    meta, quote = model._meta, connection.ops.quote_name
     fields = [meta.get_field(name) for name in values]
-    return _run(
-        connection,
+    return (
         f"UPDATE {quote(meta.db_table)}"
         f" SET {', '.join(f'{quote(field.column)} = %s' for field in fields)}"
         f" WHERE {_one_row(meta, quote)}",
@@ -216,3 +240,158 @@ def shift_down(
             seq.get_db_prep_value(top, connection),
         ],
     )
+
+
+def next_number(model: type[Model], *, org_id: Any, counter: str) -> int:
+    """The organization's next number of ``model``'s ``counter`` (1 for the first), counted
+    in its one row per organization (a unique constraint on ``org`` alone): one ``INSERT ...
+    ON CONFLICT (org) DO UPDATE SET counter = counter + 1 RETURNING counter``, on PostgreSQL
+    and SQLite alike. The row stays locked until the caller's transaction ends, so the
+    numbers of concurrent transactions are given, and committed, one after the other.
+    Every other column of a new row is filled as the model would (``fillers``)."""
+    connection, meta, quote = _target(model)
+    org, value = meta.get_field("org"), meta.get_field(counter)
+    filled = fillers(model, [org, value], by=f"statements.next_number({meta.label}, ...)")
+    table, column = quote(meta.db_table), quote(value.column)
+    columns = [quote(org.column), column, *(quote(field.column) for field, _ in filled)]
+    with preparing_cursor(connection) as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} AS c ({', '.join(columns)})"
+            f" VALUES ({', '.join(['%s'] * len(columns))})"
+            f" ON CONFLICT ({quote(org.column)}) DO UPDATE SET {column} = c.{column} + 1"
+            f" RETURNING {column}",
+            [
+                org.get_db_prep_value(org_id, connection),
+                1,
+                *(field.get_db_prep_save(make(), connection) for field, make in filled),
+            ],
+        )
+        return cursor.fetchone()[0]
+
+
+class Adjust:
+    """``UPDATE`` of the rows of ``model`` that ``keys`` (field names) pick within an
+    organization, each call setting ``assign`` (field names) to given values, adding given
+    amounts to ``add`` and raising ``at_least`` to a given floor (``CASE WHEN c < %s``: the
+    same on every database), each given as a sequence in the order of the fields. The number
+    of rows changed. A statement of one shape, prepared on PostgreSQL, for a hot write of
+    counters (a progress report's enrolment standing)."""
+
+    def __init__(
+        self,
+        model: type[Model],
+        *,
+        keys: Sequence[str],
+        assign: Sequence[str] = (),
+        add: Sequence[str] = (),
+        at_least: Sequence[str] = (),
+    ):
+        meta = model._meta
+        self.model = model
+        self.keys = [meta.get_field("org"), *(meta.get_field(name) for name in keys)]
+        self.assign = [meta.get_field(name) for name in assign]
+        self.add = [meta.get_field(name) for name in add]
+        self.at_least = [meta.get_field(name) for name in at_least]
+        self._written: dict[str, str] = {}  # the statement, by database alias
+
+    def _sql(self, meta, quote) -> str:
+        column = {field: quote(field.column) for field in [*self.assign, *self.add, *self.at_least]}
+        sets = [
+            *(f"{column[field]} = %s" for field in self.assign),
+            *(f"{column[field]} = {column[field]} + %s" for field in self.add),
+            *(
+                f"{column[field]} = CASE WHEN {column[field]} < %s THEN %s ELSE {column[field]} END"
+                for field in self.at_least
+            ),
+        ]
+        where = " AND ".join(f"{quote(field.column)} = %s" for field in self.keys)
+        return f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} WHERE {where}"
+
+    def __call__(
+        self,
+        org_id: Any,
+        keys: Sequence[Any],
+        *,
+        assign: Sequence[Any] = (),
+        add: Sequence[Any] = (),
+        at_least: Sequence[Any] = (),
+        along: tuple[type[Model], Any, Mapping[str, Any]] | None = None,
+    ) -> int:
+        """The number of rows of ``model`` changed. ``along``: ``(model, pk, values)``, an
+        ``update`` of another row of the organization made with it: on PostgreSQL in the
+        same statement (a data-modifying ``WITH``), which spares a hot write a round trip;
+        elsewhere just before it."""
+        connection, meta, quote = _target(self.model)
+        sql = self._written.get(connection.alias)
+        if sql is None:
+            sql = self._written[connection.alias] = self._sql(meta, quote)
+        params = [
+            *(
+                field.get_db_prep_save(value, connection)
+                for field, value in zip(self.assign, assign, strict=True)
+            ),
+            *(
+                field.get_db_prep_save(value, connection)
+                for field, value in zip(self.add, add, strict=True)
+            ),
+        ]
+        for floor in at_least:
+            params += [floor, floor]
+        params += [
+            field.get_db_prep_value(value, connection)
+            for field, value in zip(self.keys, [org_id, *keys], strict=True)
+        ]
+        if along is not None:
+            other, pk, values = along
+            other_sql, other_params = _update_of(connection, other, org_id, pk, values)
+            if connection.vendor == "postgresql":
+                return _run(connection, f"WITH along AS ({other_sql}) {sql}", other_params + params)
+            _run(connection, other_sql, other_params)
+        return _run(connection, sql, params)
+
+
+class Tally:
+    """Adds to counters of ``model`` kept one row per ``keys`` (field names, after the
+    organization, which a unique constraint covers): ``INSERT ... ON CONFLICT (org, keys)
+    DO UPDATE SET c = c + EXCLUDED.c`` of rows ``(org_id, keys..., amounts...)``, in one
+    statement whatever their number (PostgreSQL and SQLite alike). A row not there yet is
+    made with the amounts, its other columns filled as the model would (``fillers``). Rows
+    are written in the order of their keys, so that two statements adding to the same rows
+    lock them in the same order."""
+
+    def __init__(self, model: type[Model], *, keys: Sequence[str], counters: Sequence[str]):
+        meta = model._meta
+        self.model = model
+        self.keys = [meta.get_field("org"), *(meta.get_field(name) for name in keys)]
+        self.counters = [meta.get_field(name) for name in counters]
+        self.filled = fillers(
+            model, [*self.keys, *self.counters], by=f"statements.Tally({meta.label}, ...)"
+        )
+        self.fields = [*self.keys, *self.counters, *(field for field, _ in self.filled)]
+
+    def __call__(self, rows: Iterable[Sequence[Any]]) -> None:
+        rows = sorted((tuple(row) for row in rows), key=lambda row: [str(v) for v in row])
+        if not rows:
+            return
+        connection, meta, quote = _target(self.model)
+        table = quote(meta.db_table)
+        row_sql = f"({', '.join(['%s'] * len(self.fields))})"
+        added = ", ".join(
+            f"{quote(field.column)} = {table}.{quote(field.column)}"
+            f" + EXCLUDED.{quote(field.column)}"
+            for field in self.counters
+        )
+        _run(
+            connection,
+            f"INSERT INTO {table} ({', '.join(quote(field.column) for field in self.fields)})"
+            f" VALUES {', '.join([row_sql] * len(rows))}"
+            f" ON CONFLICT ({', '.join(quote(field.column) for field in self.keys)})"
+            f" DO UPDATE SET {added}",
+            [
+                field.get_db_prep_save(value, connection)
+                for row in rows
+                for field, value in zip(
+                    self.fields, (*row, *(make() for _, make in self.filled)), strict=True
+                )
+            ],
+        )

@@ -371,8 +371,7 @@ def test_while_no_worker_takes_them_the_sweep_enqueues_each_run_once_per_lease_a
     assert swept == 4
     assert set(_execute_tasks_per_run().values()) == {4}
     # A worker takes a run: it is no longer waiting, and dies; a lease later it is swept.
-    run = waiting.first()
-    assert runs.claim(run.id) is not None
+    assert runs.claim() is not None
     later(121)
     assert runs.sweep_runs() == 1
 

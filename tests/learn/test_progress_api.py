@@ -8,6 +8,7 @@ import pytest
 from learn.models import IdempotencyRecord, Progress, ProgressReport
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
+from tests.learn.progress import standing_statements
 from tests.learn.reports import INVALID_REPORTS
 
 pytestmark = pytest.mark.django_db
@@ -542,19 +543,21 @@ def test_query_count_does_not_grow_with_the_reports(
 ):
     activity = make_activity({"type": "time", "minSeconds": 6000})
     report(api, enrolled, activity)  # the progress row exists from here on
-    # token, activity + enrollment, savepoint, lock, insert reports, update, release.
-    with django_assert_num_queries(7):
+    # token, activity + enrollment, savepoint, lock, insert reports, update (with the
+    # learner's standing, learn.standing, also the enrollment's lock), release.
+    with django_assert_num_queries(7 + standing_statements()):
         answer(report(api, enrolled, activity, {"type": "time", "seconds": 1}))
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(7 + standing_statements()):
         answer(report(api, enrolled, activity, *[{"type": "time", "seconds": 1}] * 100))
 
 
 def test_query_count_of_a_first_report(api, enrolled, make_activity, django_assert_num_queries):
     activity = make_activity()
-    # + insert-or-ignore of the progress row and its locking read; the activity completes
-    # its course: + the enrollment lock, the count, the course completion; and each of its
-    # two events (activity.completed, course.completed) + the look-up of their automations.
-    with django_assert_num_queries(14):
+    # + insert-or-ignore of the progress row and its locking read, and the activity's funnel;
+    # the activity completes its course: + the count, the course completion and its standing;
+    # and each of its two events (activity.completed, course.completed) + the look-up of
+    # their automations.
+    with django_assert_num_queries(15 + standing_statements()):
         answer(report(api, enrolled, activity, {"type": "complete"}))
 
 
@@ -565,9 +568,9 @@ def test_query_count_with_an_idempotency_key(
     report(api, enrolled, activity)
     headers = {"Idempotency-Key": "q"}
     # + the key lookup, the purge of the caller's expired keys and the stored answer, and the
-    # savepoint of the write inside the transaction that stores the answer; and the course
-    # completion's three; and the two events' look-ups of automations.
-    with django_assert_num_queries(17):
+    # savepoint of the write inside the transaction that stores the answer; the learner's
+    # standing; the course completion's three; and the two events' look-ups of automations.
+    with django_assert_num_queries(18 + standing_statements()):
         answer(report(api, enrolled, activity, {"type": "complete"}, headers=headers))
     # A replay: token and the key lookup.
     with django_assert_num_queries(2):
@@ -599,8 +602,9 @@ def test_thousands_of_disjoint_segments_keep_the_stored_state_small(
             {"type": "media", "from": at, "to": at + 0.9, "duration": 7200}
             for at in (request * 1.8 * 100 + i * 1.8 for i in range(100))
         ]
-        # The first request also creates the progress row; every later one costs the same.
-        with django_assert_max_num_queries(9 if request == 0 else 7):
+        # The first request also creates the progress row and counts it in the funnel; every
+        # later one costs the same.
+        with django_assert_max_num_queries((10 if request == 0 else 7) + standing_statements()):
             assert report(api, enrolled, activity, *segments).status_code == 200
         sizes.append(len(json.dumps(Progress.all_orgs.get(activity=activity).state)))
     assert max(sizes) <= 1_400

@@ -254,6 +254,7 @@ def test_one_compiled_read_is_prepared_for_the_values_its_policy_asks(bundles, o
 
 @pytest.mark.parametrize("pool", ["false", "true"])
 @pytest.mark.parametrize("prepare, threshold", [("", 5), ("true", 5), ("false", None)])
+@pytest.mark.processes
 def test_lms_db_prepare_sets_the_connections_threshold(tmp_path, pool, prepare, threshold):
     """The settings' PostgreSQL options, read in a process of their own (settings are read
     once): prepared statements on unless turned off, with or without the pool."""

@@ -138,6 +138,7 @@ def test_an_admin_500_is_logged_with_its_traceback_and_request_id(caplog):
 
 
 @pytest.mark.parametrize("pool", ["false", "true"])
+@pytest.mark.processes
 def test_unreachable_database_is_503_quickly(tmp_path, pool):
     """A separate process whose database URL points at a closed port, with and without the
     connection pool: each request answers 503 within a few seconds (the pool's wait is 2 s;

@@ -52,6 +52,9 @@ def world(org, other_org):
         org=other_org, course=their_activity.course, membership=theirs.membership
     )
     return {
+        "my_member": make_member(org).membership,
+        "my_course": ActivityFactory(org=org, module__course__org=org).course,
+        "member": theirs.membership,
         "my_download": DownloadFactory(org=org),
         "my_asset": AssetFactory(org=org),
         "download": their_download,
@@ -118,6 +121,36 @@ CASES = {
             None,
         ),
     ],
+    "api/learn/courses/<id:courseId>/enrollments": lambda w: [
+        (
+            "POST",
+            f"/api/learn/courses/{w['course'].id}/enrollments",
+            f"/api/learn/courses/{MISSING}/enrollments",
+            {"memberIds": [str(w["my_member"].id)]},
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/enrollments/<id:memberId>": lambda w: [
+        (
+            "DELETE",
+            f"/api/learn/courses/{w['course'].id}/enrollments/{w['my_member'].id}",
+            f"/api/learn/courses/{MISSING}/enrollments/{w['my_member'].id}",
+            None,
+        ),
+        (
+            "DELETE",
+            f"/api/learn/courses/{w['my_course'].id}/enrollments/{w['member'].id}",
+            f"/api/learn/courses/{w['my_course'].id}/enrollments/{MISSING}",
+            None,
+        ),
+    ],
+    "api/organizations/members/<id:memberId>/tokens": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/members/{w['member'].id}/tokens",
+            f"/api/organizations/members/{MISSING}/tokens",
+            {},
+        ),
+    ],
     "api/automations/<id:id>": lambda w: [
         ("GET", f"/api/automations/{w['automation'].id}", f"/api/automations/{MISSING}", None),
         (
@@ -182,7 +215,10 @@ MODELS = {
     "learn.Progress": "never by id",
     "learn.ProgressReport": "never by id",
     "learn.IdempotencyRecord": "never by id; scoped to the caller",
-    "learn.CourseCompletion": "never by id; read through the caller's course progress",
+    "learn.CourseCompletion": "never by id; read through the caller's course progress and "
+    "the organization's completions feed",
+    "learn.CompletionSequence": "never read by the API; written by a completion",
+    "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",

@@ -15,6 +15,7 @@ SECTIONS = [
     ("api/bundles", "bundles.urls"),
     ("api/organizations/", "organizations.urls"),
     ("api/automations", "automations.urls"),
+    ("api/auth/", "organizations.auth_urls"),
 ]
 ID = "0190c3a2-7b1e-7c3d-9f00-2a5b6c7d8e9f"
 PATHS = [
@@ -22,10 +23,16 @@ PATHS = [
     f"/api/downloads/{ID}/assets/{ID}",
     "/api/learn/progress",
     "/api/learn/courses",
+    "/api/learn/completions",
     f"/api/learn/courses/{ID}",
     f"/api/learn/courses/{ID}/activities",
     f"/api/learn/courses/{ID}/progress",
+    f"/api/learn/courses/{ID}/enrollments",
+    f"/api/learn/courses/{ID}/enrollments/{ID}",
     "/api/bundles",
+    f"/api/organizations/members/{ID}/tokens",
+    "/api/organizations/invites",
+    f"/api/organizations/invites/{ID}/revoke",
     "/api/organizations/invites/inv_abc/accept",
     "/api/organizations/invites/inv_abc",
     "/api/automations",
@@ -34,6 +41,7 @@ PATHS = [
     f"/api/automations/{ID}/rotate-secret",
     f"/api/automations/{ID}/test",
     f"/api/automations/{ID}/runs/{ID}/retry",
+    "/api/auth/token",
     "/api/automations/not-an-id",  # to the view, which answers 404 after authenticating
 ]
 MISSES = ["/api/automations/x/y", "/api/bundles/", "/api/learn/", "/api/nope", "/api", "/apix"]
@@ -71,7 +79,8 @@ def test_every_route_name_reverses_to_the_same_path():
     names = [route.name for section in SECTIONS for route in routes(*section)]
     assert len(names) == len(PATHS) - 1
     for name in names:
-        kwargs = {key: ID for key in ("downloadId", "assetId", "courseId", "id", "runId")}
+        keys = ("downloadId", "assetId", "courseId", "id", "runId", "memberId", "inviteId")
+        kwargs = {key: ID for key in keys}
         kwargs["token"] = "inv_abc"
         for subset in _kwarg_subsets(kwargs):
             try:

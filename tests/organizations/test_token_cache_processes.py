@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.organizations.servers import base_env, fetch, gunicorn_servers, run_django
+
+pytestmark = pytest.mark.processes
 
 SETUP = """
 import json
@@ -55,3 +60,32 @@ def test_a_revoked_token_is_refused_by_every_worker_within_a_second(tmp_path):
         waited = time.monotonic() - revoked_at
         assert set(statuses) == {401}, statuses
         assert waited < 2.0  # the requests above were all made within the second after it
+
+
+def sign_out(server: str, token: str) -> int:
+    request = urllib.request.Request(
+        server + "/api/auth/token", method="DELETE", headers={"Authorization": f"Bearer {token}"}
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=15) as response:
+        return response.status
+
+
+def test_a_token_signed_out_is_refused_by_every_worker_within_a_second(tmp_path):
+    """DELETE /api/auth/token (9.8) through one worker: that worker refuses the token at
+    once, and every worker of both servers one second later at most."""
+    env = base_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        LMS_VAR_DIR=str(tmp_path),
+        LMS_THREADS="4",
+        LMS_TOKEN_CACHE_SECONDS="1",
+    )
+    token = json.loads(run_django(SETUP, env).strip().splitlines()[-1])["token"]
+    with gunicorn_servers(env, count=2, workers=2) as servers:
+        assert set(ask_everyone(servers, token)) == {200}
+        assert sign_out(servers[0], token) == 204
+        signed_out_at = time.monotonic()
+        time.sleep(1.0)
+        statuses = ask_everyone(servers, token, rounds=40)
+        assert set(statuses) == {401}, statuses
+        assert time.monotonic() - signed_out_at < 2.0
