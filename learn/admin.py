@@ -173,17 +173,21 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
         return self.fields if obj is not None else ["org", "title", "published"]
 
     def get_urls(self):
-        """The course's preview as a learner, its report page and its roster's CSV (9.7), for
-        those who may see the course: another organization's course is a 404, as its change
-        page is."""
+        """The course's report page and its roster's CSV (9.7), and its preview as a learner,
+        for those who may see the course: another organization's course is a 404, as its
+        change page is."""
         view = self.admin_site.admin_view
         return [
-            path("<path:object_id>/preview/", view(self.preview_view), name="learn_course_preview"),
             path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
             path(
                 "<path:object_id>/report/enrollments.csv",
                 view(self.report_csv_view),
                 name="learn_course_report_csv",
+            ),
+            path(
+                "<path:object_id>/preview/",
+                view(self.preview_view),
+                name="learn_course_preview",
             ),
             *super().get_urls(),
         ]

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 
 from learn import completion
 from learn.completion import COMPLETED
@@ -26,6 +25,7 @@ from learn.errors import NotEnrolled
 from learn.models import Course, CourseCompletion, Enrollment, Module
 from learn.selectors import (
     activity_standing,
+    counted,
     course_status,
     fraction_done,
     is_enrolled,
@@ -263,12 +263,6 @@ class EnrolledCourse:
     activity_count: int
 
 
-def _count(queryset: QuerySet) -> Coalesce:
-    """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
-    counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
-    return Coalesce(Subquery(counted[:1]), 0)
-
-
 def _enrollments(org_id, membership_id) -> QuerySet:
     """The member's enrollments in published courses: the rows the list pages and counts."""
     return Enrollment.objects.for_org(org_id).filter(
@@ -292,8 +286,8 @@ def enrolled_courses(org_id, membership_id) -> QuerySet:
             "course__title",
             WireTime("created_at"),
             _completed_at(org_id, membership_id, OuterRef("course_id")),
-            _count(listed),
-            _count(listed.filter(**mine, progress__status=COMPLETED)),
+            counted(listed),
+            counted(listed.filter(**mine, progress__status=COMPLETED)),
             Exists(listed.filter(**mine)),
         )
     )
