@@ -91,7 +91,7 @@ quick: $(VENV)/.installed-dev
 screenshots: $(VENV)/.installed-dev
 	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py \
 		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py \
-		tests/browser/test_admin_invites.py
+		tests/browser/test_admin_invites.py tests/browser/test_admin_rough_edges.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

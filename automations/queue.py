@@ -9,7 +9,7 @@ imports neither.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -48,3 +48,17 @@ def start_runs(run_ids: list[str]) -> None:
 def execute_run(run_id: str, *, run_after: datetime | None = None) -> None:
     """Have the worker execute one run, now or from ``run_after``."""
     _enqueue("execute_run", run_after=run_after, run_id=run_id)
+
+
+def prune_results(batch: int = 5000) -> int:
+    """Delete what the database backend keeps of tasks finished more than
+    ``LMS_TASK_RESULTS_KEEP_SECONDS`` ago, ``batch`` rows at most; how many (the sweep calls
+    it each time, so a burst of tasks is gone within a few sweeps). RQ expires its own."""
+    if settings.LMS_TASKS_BACKEND != "database":
+        return 0
+    from django_tasks_db.models import DBTaskResult
+
+    before = timezone.now() - timedelta(seconds=settings.LMS_TASK_RESULTS_KEEP_SECONDS)
+    old = DBTaskResult.objects.finished().filter(finished_at__lt=before)
+    ids = list(old.values_list("id", flat=True)[:batch])
+    return DBTaskResult.objects.filter(id__in=ids).delete()[0] if ids else 0

@@ -9,15 +9,16 @@ from dataclasses import dataclass
 
 from django import forms
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from learn.models import Course, Enrollment
 from learn.selectors import (
-    ActivityFunnel,
+    STAGE_OF_STATUS,
     CourseReport,
+    FunnelRow,
     course_report,
     listed_activities,
     roster,
@@ -52,16 +53,11 @@ class RosterFilters(forms.Form):
         9.4's default order (most recently enrolled first, the member id breaking a tie)."""
         values = self.cleaned_data if self.is_valid() else {}
         if values.get("status"):
-            enrollments = enrollments.filter(status=values["status"])
+            enrollments = enrollments.filter(stage=STAGE_OF_STATUS[values["status"]])
         if values.get("overdue"):
             enrollments = enrollments.filter(overdue=values["overdue"] == "true")
-        if values.get("search"):
-            term = values["search"]
-            enrollments = enrollments.filter(
-                Q(email__icontains=term)
-                | Q(first_name__icontains=term)
-                | Q(last_name__icontains=term)
-            )
+        if values.get("search"):  # the e-mail and names, lower-cased (learn.standing)
+            enrollments = enrollments.filter(search_text__contains=values["search"].lower())
         return enrollments.order_by("-created_at", "-membership_id")
 
 
@@ -69,7 +65,7 @@ class RosterFilters(forms.Form):
 class Bar:
     """One activity's two bars in the funnel chart, in SVG units."""
 
-    activity: ActivityFunnel
+    activity: FunnelRow
     label: str
     y: int
     started_width: float

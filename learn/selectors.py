@@ -17,7 +17,6 @@ from django.db.models import (
     Exists,
     F,
     FilteredRelation,
-    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -30,7 +29,14 @@ from django.db.models.functions import Coalesce
 from learn import completion
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
-from learn.models import Activity, Course, CourseCompletion, Enrollment, Progress
+from learn.models import (
+    Activity,
+    ActivityFunnel,
+    Course,
+    CourseCompletion,
+    Enrollment,
+    Stage,
+)
 from lms.db.compiled import Compiled
 from lms.errors import validation_error
 from lms.tenancy import get_or_404
@@ -241,7 +247,7 @@ class RosterRow:
 
 
 @dataclass(frozen=True)
-class ActivityFunnel:
+class FunnelRow:
     id: uuid.UUID
     module_id: uuid.UUID
     seq: int
@@ -260,32 +266,19 @@ class CourseReport:
     completed: int
     overdue: int
     completion_rate: float
-    activities: list[ActivityFunnel]
+    activities: list[FunnelRow]
 
 
-def _counted(queryset: QuerySet) -> Coalesce:
+def counted(queryset: QuerySet) -> Coalesce:
     """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
     counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
     return Coalesce(Subquery(counted[:1]), 0)
 
 
 def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySet[Enrollment]:
-    """The course's enrolments, each annotated with its learner's standing (``status``,
-    ``done`` of the listed activities, ``completed_at``, ``last_activity_at``, ``overdue``)
-    and names, for filters and sorts in SQL: what ``roster_rows`` reads."""
-    listed = listed_activities(org, course_id).order_by().values("id")
-    mine = Progress.objects.for_org(org).filter(
-        membership_id=OuterRef("membership_id"), activity_id__in=listed
-    )
-    reported = (
-        Progress.objects.for_org(org)
-        .filter(membership_id=OuterRef("membership_id"), activity__course_id=course_id)
-        .order_by()
-        .values("membership_id")
-        .annotate(last=Max("updated_at"))
-        .values("last")
-    )
-    completion_of = stored_completion(org, OuterRef("membership_id"), course_id)
+    """The course's enrolments with their learners' names and ``overdue`` (due before
+    ``now`` and not completed), for filters and sorts in SQL; the standing is the one
+    ``learn.standing`` keeps on each enrolment. What ``roster_rows`` reads."""
     return (
         Enrollment.objects.for_org(org)
         .filter(course_id=course_id)
@@ -293,24 +286,21 @@ def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySe
             email=F("membership__user__email"),
             first_name=F("membership__user__first_name"),
             last_name=F("membership__user__last_name"),
-            completed_at=Subquery(completion_of.values("completed_at")[:1]),
-            done=_counted(mine.filter(status=COMPLETED)),
-            started=Exists(mine),
-            last_activity_at=Subquery(reported[:1]),
-        )
-        .annotate(
-            status=Case(
-                When(completed_at__isnull=False, then=Value(COMPLETED)),
-                When(started=True, then=Value(IN_PROGRESS)),
-                default=Value(NOT_STARTED),
-            ),
             overdue=Case(
-                When(Q(due_at__lt=now) & Q(completed_at__isnull=True), then=Value(True)),
+                When(Q(due_at__lt=now) & ~Q(stage=Stage.COMPLETED), then=Value(True)),
                 default=Value(False),
                 output_field=BooleanField(),
             ),
         )
     )
+
+
+STATUS_OF_STAGE = {
+    Stage.NOT_STARTED: NOT_STARTED,
+    Stage.IN_PROGRESS: IN_PROGRESS,
+    Stage.COMPLETED: COMPLETED,
+}
+STAGE_OF_STATUS = {status: stage for stage, status in STATUS_OF_STAGE.items()}
 
 
 def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[RosterRow]:
@@ -324,7 +314,7 @@ def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[Rost
             last_name=row.last_name,
             enrolled_at=row.created_at,
             due_at=row.due_at,
-            status=row.status,
+            status=STATUS_OF_STAGE[row.stage],
             progress=fraction_done(row.done, listed),
             completed_at=row.completed_at,
             last_activity_at=row.last_activity_at,
@@ -335,33 +325,30 @@ def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[Rost
 
 
 def course_report(org: Organization, course_id: uuid.UUID, *, now: datetime) -> CourseReport:
-    """The counts of the course's enrolled learners by status (as ``roster``), how many are
-    overdue, the completion rate, and per listed activity (4.4's order) how many of them
-    started and completed it. Three queries whatever the numbers."""
+    """The counts of the course's enrolled learners by status, how many are overdue, the
+    completion rate, and per listed activity (4.4's order) how many of them started and
+    completed it (``learn.standing``'s funnel). Three queries whatever the numbers."""
     course = Course.objects.for_org(org).get(id=course_id)
     # Named apart from the roster's annotations (an aggregate named "overdue" would shadow
     # the annotation its filter reads).
-    counted = roster(org, course_id, now=now).aggregate(
+    tallies = roster(org, course_id, now=now).aggregate(
         n_enrolled=Count("id"),
-        n_not_started=Count("id", filter=Q(status=NOT_STARTED)),
-        n_in_progress=Count("id", filter=Q(status=IN_PROGRESS)),
-        n_completed=Count("id", filter=Q(status=COMPLETED)),
+        n_not_started=Count("id", filter=Q(stage=Stage.NOT_STARTED)),
+        n_in_progress=Count("id", filter=Q(stage=Stage.IN_PROGRESS)),
+        n_completed=Count("id", filter=Q(stage=Stage.COMPLETED)),
         n_overdue=Count("id", filter=Q(overdue=True)),
     )
-    counts = {name.removeprefix("n_"): value for name, value in counted.items()}
-    enrolled = Enrollment.objects.for_org(org).filter(course_id=course_id).values("membership_id")
-    theirs = Progress.objects.for_org(org).filter(
-        activity_id=OuterRef("pk"), membership_id__in=enrolled
-    )
+    counts = {name.removeprefix("n_"): value for name, value in tallies.items()}
+    funnel = ActivityFunnel.objects.for_org(org).filter(activity_id=OuterRef("pk"))
     activities = [
-        ActivityFunnel(*row)
+        FunnelRow(*row)
         for row in listed_activities(org, course_id).values_list(
             "id",
             "module_id",
             "seq",
             "title",
-            _counted(theirs),
-            _counted(theirs.filter(status=COMPLETED)),
+            Coalesce(Subquery(funnel.values("started")[:1]), 0),
+            Coalesce(Subquery(funnel.values("completed")[:1]), 0),
         )
     ]
     total = counts["enrolled"]

@@ -12,12 +12,12 @@ that answer domain values (a course's progress, the activity a report is on) are
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 
 from learn import completion
 from learn.completion import COMPLETED
@@ -25,6 +25,7 @@ from learn.errors import NotEnrolled
 from learn.models import Course, CourseCompletion, Enrollment, Module
 from learn.selectors import (
     activity_standing,
+    counted,
     course_status,
     fraction_done,
     is_enrolled,
@@ -198,12 +199,27 @@ def course_outline(
     ``COURSE_OUTLINE`` (``learn.serializers``). Access as for the listing: course unknown,
     foreign, unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query
     when the course has a published module, two when it has none, whatever the numbers."""
+    return _outline(org.id, membership.id, course_id, preview=False)
+
+
+# A membership id no row has: the outline a member without any progress reads.
+_NOBODY = uuid.UUID(int=0)
+
+
+def course_preview(*, org: Organization, course_id: object) -> CourseOutline:
+    """A published course's outline as an enrolled member who has reported nothing reads it
+    (``course_outline``'s answer for them), with nobody enrolled: staff preview a course
+    without enrolling themselves, which would fire its automations. NotFound as there."""
+    return _outline(org.id, _NOBODY, course_id, preview=True)
+
+
+def _outline(org_id, membership_id, course_id, *, preview: bool) -> CourseOutline:
     values = ids_or_404(Course, {"course_id": course_id})
-    lookup = {"org_id": org.id, "membership_id": membership.id, **values}
+    lookup = {"org_id": org_id, "membership_id": membership_id, **values}
     rows = _OUTLINE.rows(**lookup)
     head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
     course_id_text, org_id, course_title, enrolled, completed_at = head
-    if not enrolled:
+    if not (enrolled or preview):
         raise NotEnrolled()
     modules: list[OutlineModule] = []
     done = listed = 0
@@ -247,12 +263,6 @@ class EnrolledCourse:
     activity_count: int
 
 
-def _count(queryset: QuerySet) -> Coalesce:
-    """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
-    counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
-    return Coalesce(Subquery(counted[:1]), 0)
-
-
 def _enrollments(org_id, membership_id) -> QuerySet:
     """The member's enrollments in published courses: the rows the list pages and counts."""
     return Enrollment.objects.for_org(org_id).filter(
@@ -276,8 +286,8 @@ def enrolled_courses(org_id, membership_id) -> QuerySet:
             "course__title",
             WireTime("created_at"),
             _completed_at(org_id, membership_id, OuterRef("course_id")),
-            _count(listed),
-            _count(listed.filter(**mine, progress__status=COMPLETED)),
+            counted(listed),
+            counted(listed.filter(**mine, progress__status=COMPLETED)),
             Exists(listed.filter(**mine)),
         )
     )

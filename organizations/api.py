@@ -9,6 +9,7 @@ from organizations.management.options import ORG_HELP, email_option, org_option
 from organizations.models import Membership, Organization
 from organizations.permissions import IsMember, IsOrgAdmin, IsStaffRole
 from organizations.selectors import invite_course_ids, member_ids, member_ids_by_email
+from organizations.throttling import take_slot
 
 __all__ = [
     "ORG_HELP",
@@ -22,4 +23,5 @@ __all__ = [
     "member_ids",
     "member_ids_by_email",
     "org_option",
+    "take_slot",
 ]

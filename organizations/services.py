@@ -268,8 +268,9 @@ def invite_member(
 ) -> tuple[Invite, str]:
     """A pending invite from ``inviter`` to their organization for ``email`` with ``names``
     (``first_name``, ``last_name``), enrolling the invitee in ``course_ids`` when accepted
-    (CONTRACT 9.2); the raw token is returned here and never
-    again. In the contract's order: courses that are not the organization's are a
+    (CONTRACT 9.2); the raw token is returned here and never again.
+
+    In the contract's order: courses that are not the organization's are a
     ValidationError; a role above the inviter's own, PermissionDenied; a pending, unexpired
     invite to the same e-mail address (any case) or a member with it, a Conflict naming
     ``email``. Invites of one organization are made one at a time (its row is locked), so
