@@ -6,16 +6,20 @@ bad rule is a form error, never a broken API."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import nested_admin
 from django import forms
 from django.contrib import admin
 from django.db.models import Count
 from django.http import Http404
+from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils import timezone
 from nested_admin.formsets import NestedInlineFormSet
 
 from learn import admin_report
-from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
+from learn.admin_forms import RULE_INPUTS, ActivityForm, EnrolMembersForm, rule_summary
 from learn.models import (
     Activity,
     Course,
@@ -25,8 +29,18 @@ from learn.models import (
     Progress,
     ProgressReport,
 )
-from learn.services import enroll, unenroll
-from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin, ReadOnlyMixin, json_block
+from learn.serializers import COURSE_OUTLINE
+from learn.services import UNSET, enroll, enroll_members, unenroll
+from learn.wire_reads import course_preview
+from lms.admin import (
+    OrgScopedAdmin,
+    OrgScopedAdminMixin,
+    ReadOnlyMixin,
+    json_block,
+    pretty_json,
+)
+from lms.errors import NotFound
+from organizations.api import member_ids_by_email
 
 
 class OrderedInlineFormSet(NestedInlineFormSet):
@@ -162,8 +176,9 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
         return self.fields if obj is not None else ["org", "title", "published"]
 
     def get_urls(self):
-        """The course's report page and its roster's CSV (9.7), for those who may see the
-        course: another organization's course is a 404, as its change page is."""
+        """The course's report page and its roster's CSV (9.7), and its preview as a learner,
+        for those who may see the course, and its "Enrol members" form for those who may
+        change it: another organization's course is a 404, as its change page is."""
         view = self.admin_site.admin_view
         return [
             path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
@@ -172,6 +187,12 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
                 view(self.report_csv_view),
                 name="learn_course_report_csv",
             ),
+            path(
+                "<path:object_id>/preview/",
+                view(self.preview_view),
+                name="learn_course_preview",
+            ),
+            path("<path:object_id>/enrol/", view(self.enrol_view), name="learn_course_enrol"),
             *super().get_urls(),
         ]
 
@@ -187,9 +208,98 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
     def report_csv_view(self, request, object_id):
         return admin_report.report_csv(request, self._visible_or_404(request, object_id))
 
+    def preview_view(self, request, object_id):
+        """The course as an enrolled learner who has reported nothing reads it, built by the
+        API's own read; nobody is enrolled, so no automation runs."""
+        course = self._visible_or_404(request, object_id)
+        try:
+            body = COURSE_OUTLINE.body(course_preview(org=course.org, course_id=course.pk))
+        except NotFound:  # not published: learners see nothing of it
+            body = None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Preview of {course.title}",
+            "course": course,
+            "opts": self.opts,
+            "modules": body and _previewed(body),
+            "body": body and json_block(body),
+        }
+        return TemplateResponse(request, "admin/learn/course/preview.html", context)
+
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
         return [*self.readonly_fields, "org"] if obj is not None else self.readonly_fields
+
+    def enrol_view(self, request, object_id):
+        """ "Enrol members" (CONTRACT 9.7): the addresses of members of the course's
+        organization are enrolled through the enrolment service, as the API enrols; the
+        page then says who was enrolled, who already was, and which addresses are no
+        member's. A course the staff user may not change is a 404 (section 6)."""
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_change_permission(request, course):
+            raise Http404("No such course.")
+        form, outcome = EnrolMembersForm(request.POST or None), None
+        if request.method == "POST" and form.is_valid():
+            outcome = enrol_by_email(
+                course, form.cleaned_data["emails"], form.cleaned_data["due_at"]
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Enrol members in {course.title}",
+            "opts": self.opts,
+            "original": course,
+            "form": form,
+            "outcome": outcome,
+        }
+        return TemplateResponse(request, "admin/learn/course/enrol_members.html", context)
+
+
+@dataclass(frozen=True)
+class EnrolOutcome:
+    """What the "Enrol members" form did, by address as typed."""
+
+    enrolled: list[str]
+    already_enrolled: list[str]
+    not_members: list[str]
+
+
+def enrol_by_email(course: Course, emails: list[str], due_at) -> EnrolOutcome:
+    """Enrol the members of the course's organization with these addresses (any case) through
+    ``enroll_members``; the addresses that are no member's are answered, not refused. A due
+    date of None keeps the due dates of those enrolled already."""
+    by_email = member_ids_by_email(course.org_id, emails)
+    found = {email: by_email[email.lower()] for email in emails if email.lower() in by_email}
+    result = enroll_members(
+        org_id=course.org_id,
+        course_id=course.id,
+        membership_ids=list(found.values()),
+        due_at=UNSET if due_at is None else due_at,
+    )
+    enrolled = set(result.enrolled)
+    return EnrolOutcome(
+        enrolled=[email for email, member in found.items() if member in enrolled],
+        already_enrolled=[email for email, member in found.items() if member not in enrolled],
+        not_members=[email for email in emails if email not in found],
+    )
+
+
+def _previewed(body: dict) -> list[dict]:
+    """The preview's modules from the outline's body, each activity with its rule at a
+    glance and what it asks (its ``remaining``) as JSON."""
+    return [
+        {
+            **module,
+            "activities": [
+                {
+                    **activity,
+                    "rule": rule_summary(activity["settings"]),
+                    "asks": pretty_json(activity["remaining"]),
+                }
+                for activity in module["activities"]
+            ],
+        }
+        for module in body["modules"]
+    ]
 
 
 class ActivityPageForm(ActivityForm):
@@ -298,9 +408,16 @@ class ProgressReportInline(
     extra = 0
 
 
+def _minute(moment) -> str:
+    """A time in a list, to the minute in the admin's time zone ("-" for none)."""
+    return "-" if moment is None else f"{timezone.localtime(moment):%Y-%m-%d %H:%M}"
+
+
 @admin.register(Progress)
 class ProgressAdmin(ReadOnlyMixin, OrgScopedAdmin):
-    list_display = ["membership", "activity", "status", "progress", "started_at", "completed_at"]
+    # Short columns (the learner's e-mail, a percentage, times to the minute) that wrap:
+    # the list fits a 1,440 px screen with both sidebars open.
+    list_display = ["learner", "activity", "status", "percent", "started", "completed", "org"]
     list_filter = ["org", "status"]
     search_fields = ["membership__user__email", "activity__title"]
     list_select_related = ["membership__user", "membership__org", "activity"]
@@ -316,6 +433,25 @@ class ProgressAdmin(ReadOnlyMixin, OrgScopedAdmin):
     ]
     readonly_fields = fields
     inlines = [ProgressReportInline]
+
+    class Media:
+        css = {"all": ["learn/admin/progress.css"]}
+
+    @admin.display(description="learner", ordering="membership__user__email")
+    def learner(self, obj: Progress) -> str:
+        return obj.membership.user.email
+
+    @admin.display(description="progress", ordering="progress")
+    def percent(self, obj: Progress) -> str:
+        return f"{obj.progress:.0%}"
+
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: Progress) -> str:
+        return _minute(obj.started_at)
+
+    @admin.display(description="completed", ordering="completed_at")
+    def completed(self, obj: Progress) -> str:
+        return _minute(obj.completed_at)
 
     @admin.display(description="state")
     def state_json(self, obj):

@@ -9,22 +9,22 @@ from dataclasses import dataclass
 
 from django import forms
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from learn.models import Course, Enrollment
+from learn.roster_csv import roster_csv_response
 from learn.selectors import (
-    ActivityFunnel,
+    STAGE_OF_STATUS,
     CourseReport,
+    FunnelRow,
     course_report,
     listed_activities,
     roster,
     roster_rows,
 )
-from learn.serializers import ROSTER_ROW
-from lms.web.csv_export import cells, csv_response
 
 PAGE_SIZE = 50
 STATUSES = [
@@ -52,16 +52,11 @@ class RosterFilters(forms.Form):
         9.4's default order (most recently enrolled first, the member id breaking a tie)."""
         values = self.cleaned_data if self.is_valid() else {}
         if values.get("status"):
-            enrollments = enrollments.filter(status=values["status"])
+            enrollments = enrollments.filter(stage=STAGE_OF_STATUS[values["status"]])
         if values.get("overdue"):
             enrollments = enrollments.filter(overdue=values["overdue"] == "true")
-        if values.get("search"):
-            term = values["search"]
-            enrollments = enrollments.filter(
-                Q(email__icontains=term)
-                | Q(first_name__icontains=term)
-                | Q(last_name__icontains=term)
-            )
+        if values.get("search"):  # the e-mail and names, lower-cased (learn.standing)
+            enrollments = enrollments.filter(search_text__contains=values["search"].lower())
         return enrollments.order_by("-created_at", "-membership_id")
 
 
@@ -69,7 +64,7 @@ class RosterFilters(forms.Form):
 class Bar:
     """One activity's two bars in the funnel chart, in SVG units."""
 
-    activity: ActivityFunnel
+    activity: FunnelRow
     label: str
     y: int
     started_width: float
@@ -150,9 +145,4 @@ def report_csv(request, course: Course):
     now = timezone.now()
     listed = listed_activities(course.org, course.id).count()
     enrollments = RosterFilters(request.GET or None).narrow(roster(course.org, course.id, now=now))
-    rows = roster_rows(enrollments.iterator(chunk_size=2000), listed)
-    return csv_response(
-        ROSTER_ROW.names,
-        cells(ROSTER_ROW, rows, python_values=True),
-        filename=f"{course.pk}-enrollments.csv",
-    )
+    return roster_csv_response(enrollments, listed=listed, course_id=course.pk)

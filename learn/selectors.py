@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import (
     BooleanField,
@@ -17,7 +18,6 @@ from django.db.models import (
     Exists,
     F,
     FilteredRelation,
-    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -30,26 +30,34 @@ from django.db.models.functions import Coalesce
 from learn import completion
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
-from learn.models import Activity, Course, CourseCompletion, Enrollment, Progress
+from learn.models import (
+    Activity,
+    ActivityFunnel,
+    Course,
+    CourseCompletion,
+    Enrollment,
+    Stage,
+)
 from lms.db.compiled import Compiled
 from lms.errors import validation_error
-from lms.tenancy import get_or_404
+from lms.tenancy import OrgRef, get_or_404
 from organizations.api import Membership, Organization, member_ids, member_ids_by_email
 
+# A membership as a query takes one: the record, or its id (the compiled reads pass ids).
+MemberRef = Membership | uuid.UUID
 
-def is_enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
+
+def is_enrolled(org: OrgRef, membership: MemberRef, course_ref) -> Exists:
     """Whether the member is enrolled in ``course_ref`` (an id, or an ``OuterRef``)."""
     return Exists(Enrollment.objects.for_org(org).filter(membership=membership, course=course_ref))
 
 
-def stored_completion(
-    org: Organization, membership: Membership, course_ref
-) -> QuerySet[CourseCompletion]:
+def stored_completion(org: OrgRef, membership: MemberRef, course_ref) -> QuerySet[CourseCompletion]:
     """The member's stored completion of ``course_ref`` (an id, or an ``OuterRef``)."""
     return CourseCompletion.objects.for_org(org).filter(membership=membership, course=course_ref)
 
 
-def published_activities(org: Organization) -> QuerySet[Activity]:
+def published_activities(org: OrgRef) -> QuerySet[Activity]:
     """Activities a learner may see: published, in a published module of a published course."""
     return Activity.objects.for_org(org).filter(
         published=True, module__published=True, course__published=True
@@ -84,7 +92,7 @@ def progress_target(*, org: Organization, membership: Membership, activity_id: o
     )
 
 
-def published_courses(org: Organization, membership: Membership) -> QuerySet[Course]:
+def published_courses(org: OrgRef, membership: MemberRef) -> QuerySet[Course]:
     """The organization's published courses, each with ``enrolled``: whether the member is."""
     return (
         Course.objects.for_org(org)
@@ -106,7 +114,7 @@ def enrolled_course(
     return course
 
 
-def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activity]:
+def listed_activities(org: OrgRef, course_id: uuid.UUID | OuterRef) -> QuerySet[Activity]:
     """A published course's activities as 4.4 lists them: published, of published modules,
     by module seq then seq."""
     return (
@@ -134,7 +142,7 @@ class CourseProgress:
 
 
 def activity_standing(
-    settings: object, status: str | None, progress: float | None, state: object
+    settings: object, status: str | None, progress: float | None, state: dict[str, Any] | None
 ) -> tuple[str, float, completion.Remaining]:
     """An activity's status, progress and remaining for the member, from its stored
     settings and the member's progress row (status, progress and state; None without one):
@@ -187,9 +195,9 @@ def course_progress(
     started = any(activity.status != NOT_STARTED for activity in activities)
     return CourseProgress(
         course_id=course.id,
-        status=course_status(course.completed_at, started),
+        status=course_status(course.completed_at, started),  # type: ignore[attr-defined]
         progress=fraction_done(done, len(activities)),
-        completed_at=course.completed_at,
+        completed_at=course.completed_at,  # type: ignore[attr-defined]
         activities=activities,
     )
 
@@ -217,7 +225,7 @@ def members_named(*, org_id: uuid.UUID, data: dict) -> list[uuid.UUID]:
     unknown = {f"{field}.{index}": [message] for index, item in enumerate(found) if item is None}
     if unknown:
         raise validation_error(unknown)
-    return found
+    return found  # type: ignore[return-value]  # none is None: raised above
 
 
 # --- a course as its staff see it: its roster and report (9.4, 9.5; the admin's page) ---------
@@ -241,7 +249,7 @@ class RosterRow:
 
 
 @dataclass(frozen=True)
-class ActivityFunnel:
+class FunnelRow:
     id: uuid.UUID
     module_id: uuid.UUID
     seq: int
@@ -260,32 +268,19 @@ class CourseReport:
     completed: int
     overdue: int
     completion_rate: float
-    activities: list[ActivityFunnel]
+    activities: list[FunnelRow]
 
 
-def _counted(queryset: QuerySet) -> Coalesce:
+def counted(queryset: QuerySet) -> Coalesce:
     """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
     counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
     return Coalesce(Subquery(counted[:1]), 0)
 
 
 def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySet[Enrollment]:
-    """The course's enrolments, each annotated with its learner's standing (``status``,
-    ``done`` of the listed activities, ``completed_at``, ``last_activity_at``, ``overdue``)
-    and names, for filters and sorts in SQL: what ``roster_rows`` reads."""
-    listed = listed_activities(org, course_id).order_by().values("id")
-    mine = Progress.objects.for_org(org).filter(
-        membership_id=OuterRef("membership_id"), activity_id__in=listed
-    )
-    reported = (
-        Progress.objects.for_org(org)
-        .filter(membership_id=OuterRef("membership_id"), activity__course_id=course_id)
-        .order_by()
-        .values("membership_id")
-        .annotate(last=Max("updated_at"))
-        .values("last")
-    )
-    completion_of = stored_completion(org, OuterRef("membership_id"), course_id)
+    """The course's enrolments with their learners' names and ``overdue`` (due before
+    ``now`` and not completed), for filters and sorts in SQL; the standing is the one
+    ``learn.standing`` keeps on each enrolment. What ``roster_rows`` reads."""
     return (
         Enrollment.objects.for_org(org)
         .filter(course_id=course_id)
@@ -293,19 +288,8 @@ def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySe
             email=F("membership__user__email"),
             first_name=F("membership__user__first_name"),
             last_name=F("membership__user__last_name"),
-            completed_at=Subquery(completion_of.values("completed_at")[:1]),
-            done=_counted(mine.filter(status=COMPLETED)),
-            started=Exists(mine),
-            last_activity_at=Subquery(reported[:1]),
-        )
-        .annotate(
-            status=Case(
-                When(completed_at__isnull=False, then=Value(COMPLETED)),
-                When(started=True, then=Value(IN_PROGRESS)),
-                default=Value(NOT_STARTED),
-            ),
             overdue=Case(
-                When(Q(due_at__lt=now) & Q(completed_at__isnull=True), then=Value(True)),
+                When(Q(due_at__lt=now) & ~Q(stage=Stage.COMPLETED), then=Value(True)),
                 default=Value(False),
                 output_field=BooleanField(),
             ),
@@ -313,7 +297,15 @@ def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySe
     )
 
 
-def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[RosterRow]:
+STATUS_OF_STAGE = {
+    Stage.NOT_STARTED: NOT_STARTED,
+    Stage.IN_PROGRESS: IN_PROGRESS,
+    Stage.COMPLETED: COMPLETED,
+}
+STAGE_OF_STATUS = {status: stage for stage, status in STATUS_OF_STAGE.items()}
+
+
+def roster_rows(enrollments: Iterable[Any], listed: int) -> Iterator[RosterRow]:
     """The rows of (a page of) ``roster``, ``listed`` being how many activities the course
     lists, as they are read."""
     return (
@@ -324,7 +316,7 @@ def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[Rost
             last_name=row.last_name,
             enrolled_at=row.created_at,
             due_at=row.due_at,
-            status=row.status,
+            status=STATUS_OF_STAGE[row.stage],
             progress=fraction_done(row.done, listed),
             completed_at=row.completed_at,
             last_activity_at=row.last_activity_at,
@@ -335,33 +327,30 @@ def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[Rost
 
 
 def course_report(org: Organization, course_id: uuid.UUID, *, now: datetime) -> CourseReport:
-    """The counts of the course's enrolled learners by status (as ``roster``), how many are
-    overdue, the completion rate, and per listed activity (4.4's order) how many of them
-    started and completed it. Three queries whatever the numbers."""
+    """The counts of the course's enrolled learners by status, how many are overdue, the
+    completion rate, and per listed activity (4.4's order) how many of them started and
+    completed it (``learn.standing``'s funnel). Three queries whatever the numbers."""
     course = Course.objects.for_org(org).get(id=course_id)
     # Named apart from the roster's annotations (an aggregate named "overdue" would shadow
     # the annotation its filter reads).
-    counted = roster(org, course_id, now=now).aggregate(
+    tallies = roster(org, course_id, now=now).aggregate(
         n_enrolled=Count("id"),
-        n_not_started=Count("id", filter=Q(status=NOT_STARTED)),
-        n_in_progress=Count("id", filter=Q(status=IN_PROGRESS)),
-        n_completed=Count("id", filter=Q(status=COMPLETED)),
+        n_not_started=Count("id", filter=Q(stage=Stage.NOT_STARTED)),
+        n_in_progress=Count("id", filter=Q(stage=Stage.IN_PROGRESS)),
+        n_completed=Count("id", filter=Q(stage=Stage.COMPLETED)),
         n_overdue=Count("id", filter=Q(overdue=True)),
     )
-    counts = {name.removeprefix("n_"): value for name, value in counted.items()}
-    enrolled = Enrollment.objects.for_org(org).filter(course_id=course_id).values("membership_id")
-    theirs = Progress.objects.for_org(org).filter(
-        activity_id=OuterRef("pk"), membership_id__in=enrolled
-    )
+    counts = {name.removeprefix("n_"): value for name, value in tallies.items()}
+    funnel = ActivityFunnel.objects.for_org(org).filter(activity_id=OuterRef("pk"))
     activities = [
-        ActivityFunnel(*row)
+        FunnelRow(*row)
         for row in listed_activities(org, course_id).values_list(
             "id",
             "module_id",
             "seq",
             "title",
-            _counted(theirs),
-            _counted(theirs.filter(status=COMPLETED)),
+            Coalesce(Subquery(funnel.values("started")[:1]), 0),
+            Coalesce(Subquery(funnel.values("completed")[:1]), 0),
         )
     ]
     total = counts["enrolled"]

@@ -159,7 +159,7 @@ if LMS_DATABASE_REPLICA_URL:
             "LMS_REPLICA_PIN_SECONDS, or a caller could miss their own write."
         )
     # The primary's connection settings; a down replica is given up on sooner.
-    _replica.update({key: _db[key] for key in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS") if key in _db})
+    _replica.update({key: _db[key] for key in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS") if key in _db})  # type: ignore[typeddict-item]
     _replica["OPTIONS"] = {**_db["OPTIONS"], "connect_timeout": 1}
     if "pool" in _replica["OPTIONS"]:
         _replica["OPTIONS"]["pool"] = dict(_replica["OPTIONS"]["pool"])

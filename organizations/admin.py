@@ -425,6 +425,19 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
         )
         return ", ".join(titles[course_id] for course_id in course_ids if course_id in titles)
 
+    def get_changeform_initial_data(self, request):
+        """ "Invited by" starts as the staff user's own membership of the organization the
+        form starts with (or of their one organization)."""
+        initial = super().get_changeform_initial_data(request)
+        if "invited_by" not in initial:
+            mine = Membership.all_orgs.filter(user=request.user)
+            if initial.get("org"):
+                mine = mine.filter(org_id=initial["org"])
+            found = list(mine.values_list("id", flat=True)[:2])
+            if len(found) == 1:
+                initial["invited_by"] = found[0]
+        return initial
+
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "invited_by":
             qs = Membership.all_orgs.select_related("user", "org")

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Any
 
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -244,7 +245,7 @@ def check_invite_courses(*, org_id, course_ids: Sequence[uuid.UUID]) -> None:
         raise DjangoValidationError(
             {"courseIds": [f"Ensure this field has no more than {INVITE_MAX_COURSES} elements."]}
         )
-    course_model = InviteCourse._meta.get_field("course").related_model
+    course_model: Any = InviteCourse._meta.get_field("course").related_model
     found = set(
         course_model.objects.for_org(org_id).filter(id__in=course_ids).values_list("id", flat=True)
     )
@@ -272,8 +273,9 @@ def invite_member(
 ) -> tuple[Invite, str]:
     """A pending invite from ``inviter`` to their organization for ``email`` with ``names``
     (``first_name``, ``last_name``), enrolling the invitee in ``course_ids`` when accepted
-    (CONTRACT 9.2); the raw token is returned here and never
-    again. In the contract's order: courses that are not the organization's are a
+    (CONTRACT 9.2); the raw token is returned here and never again.
+
+    In the contract's order: courses that are not the organization's are a
     ValidationError; a role above the inviter's own, PermissionDenied; a pending, unexpired
     invite to the same e-mail address (any case) or a member with it, a Conflict naming
     ``email``. Invites of one organization are made one at a time (its row is locked), so

@@ -35,15 +35,15 @@ class CorsMiddleware(cors.CorsMiddleware):
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if not settings.CORS_ALLOWED_ORIGINS or not request.path_info.startswith(_API_PREFIX):
-            return self.get_response(request)
+            return self.get_response(request)  # type: ignore[return-value]
         if "HTTP_ORIGIN" not in request.META:
             response = self.get_response(request)
-            if response.has_header("Vary"):
-                patch_vary_headers(response, ("origin",))
+            if response.has_header("Vary"):  # type: ignore[union-attr]
+                patch_vary_headers(response, ("origin",))  # type: ignore[arg-type]
             else:
-                response.headers["Vary"] = "origin"
-            return response
-        return super().__call__(request)
+                response.headers["Vary"] = "origin"  # type: ignore[union-attr]
+            return response  # type: ignore[return-value]
+        return super().__call__(request)  # type: ignore[return-value]
 
     def check_preflight(self, request: HttpRequest) -> HttpResponseBase | None:
         response = super().check_preflight(request)
