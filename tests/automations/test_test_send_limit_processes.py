@@ -49,7 +49,6 @@ def send_test(base: str, site: dict) -> tuple[int, dict, dict]:
         return error.code, json.loads(error.read()), dict(error.headers)
 
 
-@pytest.mark.processes
 @pytest.mark.parametrize("store", ["database", "redis"])
 def test_the_test_send_limit_is_shared_by_server_processes(tmp_path, store):
     extra = {}
