@@ -5,8 +5,9 @@
 #               (Ctrl-C stops both). Run again, it keeps everything and prints the manifest
 #   make serve  serve without seeding anything: the demo tokens and passwords stay valid
 #   make seed   re-seed the demo: its members' progress is reset, new tokens and passwords
-#   make test   install with the dev tools, lint, and run the whole suite
+#   make test   install with the dev tools, lint, and run the whole suite on both cores
 #               (SQLite by default; PostgreSQL when DATABASE_URL points at one)
+#   make quick  the inner loop: every test that starts no process, server or browser
 #   make screenshots  the admin's editors and run pages as PNGs under docs/admin/ (headless Chromium)
 #   make bench  load figures, ours / textbook / floor / ceiling per operation (needs wrk)
 #               (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/lms_bench;
@@ -17,8 +18,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+# pytest-xdist workers for `make test` and `make quick` (0: one process, no xdist).
+TEST_WORKERS ?= 2
 
-.PHONY: run serve seed test lint bench clean screenshots
+.PHONY: run serve seed test quick lint bench clean screenshots
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -77,12 +80,18 @@ lint: $(VENV)/.installed-dev
 
 test: lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# Tests marked `processes` (servers, workers, browsers, throwaway clusters, commands) are
+# left out; `make test` runs them too, all on one worker in turn (tests/conftest.py).
+quick: $(VENV)/.installed-dev
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not processes" $(PYTEST_ARGS)
 
 # The browser tests of the editors, saving what they show (shown in the README).
 screenshots: $(VENV)/.installed-dev
 	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py \
-		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py
+		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py \
+		tests/browser/test_admin_invites.py tests/browser/test_admin_rough_edges.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

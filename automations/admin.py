@@ -22,7 +22,7 @@ from automations.models import Automation, AutomationRun, AutomationRunAction
 from automations.services import retry_run, rotate_secret, save_automation, send_test
 from learn.api import Course
 from lms.admin import OrgScopedAdmin, ReadOnlyMixin, admin_org_ids, json_block
-from lms.errors import ApiError
+from lms.errors import ApiError, Throttled
 
 # What a run page shows of a receiver's answer (CONTRACT 8.8: as much as a delivery keeps)
 # and a list of an error.
@@ -188,7 +188,11 @@ class AutomationAdmin(OrgScopedAdmin):
         """A run for an example event of the trigger, marked test, handed to the worker; its
         e-mails go to the staff user who asked."""
         automation = self._own_or_404(request, object_id)
-        run = send_test(org=automation.org, automation_id=automation.pk, caller=request.user)
+        try:
+            run = send_test(org=automation.org, automation_id=automation.pk, caller=request.user)
+        except Throttled as exc:  # the organization's test sends of the last minute
+            messages.error(request, exc.message)
+            return self._back_to(automation)
         url = reverse("admin:automations_automationrun_change", args=[run.pk])
         messages.success(
             request,

@@ -328,6 +328,12 @@ class AutomationRun(OrgScopedModel):
                 name="automation_run_unfinished",
                 condition=Q(status__in=["pending", "running"]),
             ),
+            # What a worker takes: the earliest due new run, or the earliest due retry.
+            models.Index(
+                fields=["status", "due_at"],
+                name="automation_run_due",
+                condition=Q(status__in=["pending", "running"]),
+            ),
         ]
 
     def __str__(self) -> str:

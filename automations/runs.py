@@ -148,20 +148,32 @@ def _lease() -> timedelta:
     return timedelta(seconds=settings.LMS_AUTOMATION_LEASE_SECONDS)
 
 
-def claim(run_id: uuid.UUID | str) -> AutomationRun | None:
-    """The run with its revision, now held by this worker until its lease ends; None when
-    it is finished, not due yet, or held by another worker (a duplicate hand-off is
-    harmless; a task that comes early, from a machine whose clock is ahead, leaves the run
-    to the sweep). Taking it clears ``enqueued_at``: no task of it waits any more."""
+def claim() -> AutomationRun | None:
+    """The run most due, with its revision, now held by this worker until its lease ends;
+    None when no run is due (or every due one is held by another worker).
+
+    A task names a run, but the worker takes the run that is most due, so that the order in
+    which the task backend hands out tasks decides nothing (the database backend by
+    ``run_after``, RQ in the order tasks reached its queue): a new run (``pending``) is
+    taken before every retry, whatever the organization, so one organization's failing
+    receivers never hold up another's new runs beyond the attempts already under way; a
+    retry (or a run whose worker died) overdue by a lease is taken first of all, so a
+    stream of new runs never starves retries. Within each kind the earliest due goes
+    first. Every run waiting for a worker has a task of its own in the queue, so taking
+    another run than the one named leaves the named one to the next task. Taking a run
+    clears ``enqueued_at``: no task of it waits any more."""
     now = timezone.now()
+    due = (
+        AutomationRun.objects.across_orgs()
+        .select_related("revision")
+        .select_for_update(of=("self",), skip_locked=True)
+        .filter(due_at__lte=now)
+        .order_by("due_at")
+    )
     with transaction.atomic():
-        run = (
-            AutomationRun.objects.across_orgs()
-            .select_related("revision")
-            .select_for_update(of=("self",))
-            .filter(id=run_id, status__in=UNFINISHED, due_at__lte=now)
-            .first()
-        )
+        run = due.filter(status=Status.RUNNING).first()
+        if run is None or run.due_at > now - _lease():
+            run = due.filter(status=Status.PENDING).first() or run
         if run is None:
             return None
         run.status = Status.RUNNING
@@ -181,9 +193,10 @@ def _save_state(state: AutomationRunAction, *fields: str) -> None:
 
 
 def execute(run_id: uuid.UUID | str) -> None:
-    """Run the actions of the run that are not done yet, in order (see the module). Each
-    attempt writes its action's row and the run's lease, never the other actions."""
-    run = claim(run_id)
+    """Run the actions not done yet of the run most due (``run_id``'s task is one hand-off
+    to a worker; ``claim`` chooses the run), in order (see the module). Each attempt
+    writes its action's row and the run's lease, never the other actions."""
+    run = claim()
     if run is None:
         return
     states = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -15,10 +16,10 @@ from automations.runs import retry_run as start_again
 from automations.runs import revision_of
 from learn.api import Activity, Course
 from lms.db.integrity import UniqueRefusal
-from lms.errors import Conflict, validation_error
+from lms.errors import Conflict, Throttled, validation_error
 from lms.ids import uuid7
 from lms.tenancy import get_or_404
-from organizations.api import Organization
+from organizations.api import Organization, take_slot
 
 
 def definition_or_error(
@@ -80,9 +81,11 @@ def save_automation(
     changed = automation.changed_fields()
     if not changed:
         return automation
-    if automation.room_field() is not None:
-        # Counting the trigger's enabled automations and adding one is one step: concurrent
-        # writes of the organization's automations that take a place wait for each other.
+    if "name" in changed or automation.room_field() is not None:
+        # Checking the name is free and taking it, or counting the trigger's enabled
+        # automations and adding one, is one step: concurrent creates, renames and writes
+        # that take a place wait for each other, so a name race never reaches the unique
+        # index (whose refusal the database logs with the statement).
         Organization.objects.select_for_update().filter(id=org.id).values_list("id").get()
     if "name" in changed:
         _check_name_free(
@@ -209,8 +212,13 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
     Membership that asks (the API's), or a staff User (the admin's; its membership of the
     organization, if any, is the one to pass): the example event's member, to whose
     address its e-mails go. Its enrolments are skipped. Unknown or foreign automation:
-    NotFound."""
+    NotFound. Beyond ``LMS_TEST_SENDS_PER_MINUTE`` test sends of the organization in the
+    last 60 seconds (counted in the store every server process shares): Throttled, with
+    the seconds to wait, and nothing recorded."""
     automation = get_or_404(Automation.objects.for_org(org), id=automation_id)
+    wait = take_slot("test_send", str(org.id), limit=settings.LMS_TEST_SENDS_PER_MINUTE, window=60)
+    if wait is not None:
+        raise Throttled(wait=wait)
     now = timezone.now()
     run = AutomationRun(
         org=org,

@@ -10,8 +10,13 @@ import nested_admin
 from django import forms
 from django.contrib import admin
 from django.db.models import Count
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils import timezone
 from nested_admin.formsets import NestedInlineFormSet
 
+from learn import admin_report
 from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
 from learn.models import (
     Activity,
@@ -22,8 +27,17 @@ from learn.models import (
     Progress,
     ProgressReport,
 )
+from learn.serializers import COURSE_OUTLINE
 from learn.services import enroll, unenroll
-from lms.admin import OrgScopedAdmin, OrgScopedAdminMixin, ReadOnlyMixin, json_block
+from learn.wire_reads import course_preview
+from lms.admin import (
+    OrgScopedAdmin,
+    OrgScopedAdminMixin,
+    ReadOnlyMixin,
+    json_block,
+    pretty_json,
+)
+from lms.errors import NotFound
 
 
 class OrderedInlineFormSet(NestedInlineFormSet):
@@ -158,9 +172,78 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
     def get_fields(self, request, obj=None):
         return self.fields if obj is not None else ["org", "title", "published"]
 
+    def get_urls(self):
+        """The course's report page and its roster's CSV (9.7), and its preview as a learner,
+        for those who may see the course: another organization's course is a 404, as its
+        change page is."""
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
+            path(
+                "<path:object_id>/report/enrollments.csv",
+                view(self.report_csv_view),
+                name="learn_course_report_csv",
+            ),
+            path(
+                "<path:object_id>/preview/",
+                view(self.preview_view),
+                name="learn_course_preview",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _visible_or_404(self, request, object_id) -> Course:
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_view_permission(request, course):
+            raise Http404("No such course.")
+        return course
+
+    def report_view(self, request, object_id):
+        return admin_report.report_page(self, request, self._visible_or_404(request, object_id))
+
+    def report_csv_view(self, request, object_id):
+        return admin_report.report_csv(request, self._visible_or_404(request, object_id))
+
+    def preview_view(self, request, object_id):
+        """The course as an enrolled learner who has reported nothing reads it, built by the
+        API's own read; nobody is enrolled, so no automation runs."""
+        course = self._visible_or_404(request, object_id)
+        try:
+            body = COURSE_OUTLINE.body(course_preview(org=course.org, course_id=course.pk))
+        except NotFound:  # not published: learners see nothing of it
+            body = None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Preview of {course.title}",
+            "course": course,
+            "opts": self.opts,
+            "modules": body and _previewed(body),
+            "body": body and json_block(body),
+        }
+        return TemplateResponse(request, "admin/learn/course/preview.html", context)
+
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
         return [*self.readonly_fields, "org"] if obj is not None else self.readonly_fields
+
+
+def _previewed(body: dict) -> list[dict]:
+    """The preview's modules from the outline's body, each activity with its rule at a
+    glance and what it asks (its ``remaining``) as JSON."""
+    return [
+        {
+            **module,
+            "activities": [
+                {
+                    **activity,
+                    "rule": rule_summary(activity["settings"]),
+                    "asks": pretty_json(activity["remaining"]),
+                }
+                for activity in module["activities"]
+            ],
+        }
+        for module in body["modules"]
+    ]
 
 
 class ActivityPageForm(ActivityForm):
@@ -269,9 +352,16 @@ class ProgressReportInline(
     extra = 0
 
 
+def _minute(moment) -> str:
+    """A time in a list, to the minute in the admin's time zone ("-" for none)."""
+    return "-" if moment is None else f"{timezone.localtime(moment):%Y-%m-%d %H:%M}"
+
+
 @admin.register(Progress)
 class ProgressAdmin(ReadOnlyMixin, OrgScopedAdmin):
-    list_display = ["membership", "activity", "status", "progress", "started_at", "completed_at"]
+    # Short columns (the learner's e-mail, a percentage, times to the minute) that wrap:
+    # the list fits a 1,440 px screen with both sidebars open.
+    list_display = ["learner", "activity", "status", "percent", "started", "completed", "org"]
     list_filter = ["org", "status"]
     search_fields = ["membership__user__email", "activity__title"]
     list_select_related = ["membership__user", "membership__org", "activity"]
@@ -287,6 +377,25 @@ class ProgressAdmin(ReadOnlyMixin, OrgScopedAdmin):
     ]
     readonly_fields = fields
     inlines = [ProgressReportInline]
+
+    class Media:
+        css = {"all": ["learn/admin/progress.css"]}
+
+    @admin.display(description="learner", ordering="membership__user__email")
+    def learner(self, obj: Progress) -> str:
+        return obj.membership.user.email
+
+    @admin.display(description="progress", ordering="progress")
+    def percent(self, obj: Progress) -> str:
+        return f"{obj.progress:.0%}"
+
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: Progress) -> str:
+        return _minute(obj.started_at)
+
+    @admin.display(description="completed", ordering="completed_at")
+    def completed(self, obj: Progress) -> str:
+        return _minute(obj.completed_at)
 
     @admin.display(description="state")
     def state_json(self, obj):

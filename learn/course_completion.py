@@ -11,8 +11,9 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from learn import standing
 from learn.events import emit_course_event
-from learn.models import CourseCompletion, Progress
+from learn.models import CompletionSequence, CourseCompletion, Progress
 from learn.selectors import listed_activities, stored_completion
+from lms.db import statements
 from lms.db.compiled import Compiled
 from organizations.api import Membership, Organization
 
@@ -54,6 +55,12 @@ def complete_course_if_done(
     two activities at once are decided one after the other: the second counts after the
     first has committed and sees both completed, the first did not, and the completion
     (unique per learner and course as a backstop) is written once.
+
+    The completion's feed position is taken last (the organization's ``CompletionSequence``
+    row, locked from then until the commit): completions of one organization are given
+    positions one after the other, each once the one before it is committed, so the feed's
+    cursor (a position) never passes a completion still to become visible. What follows in
+    the transaction (the idempotency record of the answer) is one insert.
     """
     lookup = {"org_id": org.id, "membership_id": membership.id, "course_id": course_id}
     counts = _COUNTS.first(**lookup)
@@ -62,9 +69,6 @@ def complete_course_if_done(
     listed, done, stored = counts
     if stored or done < listed:
         return None
-    completion = CourseCompletion.objects.create(
-        org=org, membership=membership, course_id=course_id, completed_at=now
-    )
     standing.course_completed(
         org_id=org.id, membership_id=membership.id, course_id=course_id, at=now
     )
@@ -75,4 +79,14 @@ def complete_course_if_done(
         course_id=course_id,
         occurred_at=now,
     )
-    return completion
+    # Last: the feed's position. The organization's sequence row stays locked until this
+    # transaction commits, so a later completion is given the next position only once this
+    # one is visible, whatever the order of their times (9.6).
+    position = statements.next_number(CompletionSequence, org_id=org.id, counter="last")
+    return CourseCompletion.objects.create(
+        org=org,
+        membership=membership,
+        course_id=course_id,
+        completed_at=now,
+        position=position,
+    )

@@ -130,7 +130,7 @@ _ROSTER_FILTERED = ["id", "stage", "due_at"]
 def _roster_index(key, *, name: str | None = None) -> models.Index:
     """The roster's index of one sort key (a field name or an expression): ``org``,
     ``course``, the key, the member id, then what the filters test. A nullable key's
-    descending order (nulls last) has an index of its own on PostgreSQL (migration 0008:
+    descending order (nulls last) has an index of its own on PostgreSQL (migration 0009:
     SQLite's indexes cannot say where nulls go)."""
     name = name or key
     expression = models.F(key) if isinstance(key, str) else key
@@ -189,7 +189,7 @@ class Enrollment(OrgScopedModel):
             # with the member id (the final key), and carrying what the filters test, so
             # that the rows a page skips or a filter rejects are read from the index alone.
             # A nullable key's descending order has one more on PostgreSQL (nulls last both
-            # ways: migration 0008). The status counts of the report read the first.
+            # ways: migration 0009). The status counts of the report read the first.
             _roster_index("stage"),
             _roster_index("created_at"),
             _roster_index("done"),
@@ -339,18 +339,46 @@ class IdempotencyRecord(OrgScopedModel):
 class CourseCompletion(OrgScopedModel):
     """A learner completed a course: every activity the course listed was completed at
     ``completed_at`` (the ``course.completed`` event). Written once, under the learner's
-    enrollment lock, and never removed by later changes to the course: it latches."""
+    enrollment lock, and never removed by later changes to the course (nor by an
+    unenrolment): it latches.
+
+    ``position`` is its place in the organization's completions feed (9.6): given by the
+    organization's ``CompletionSequence`` as the completing transaction's last write, so a
+    completion with a higher position never becomes visible before one with a lower
+    (``learn.course_completion``)."""
 
     membership = org_scoped_key(MEMBERSHIP, related_name="course_completions")
     course = org_scoped_key(Course, related_name="completions")
     completed_at = models.DateTimeField()
+    position = models.BigIntegerField(editable=False)
 
     class Meta:
-        constraints = [org_unique("membership", "course", name="completion_org_member_course")]
-        indexes = [models.Index(fields=["org", "course"], name="completion_org_course")]
+        constraints = [
+            org_unique("membership", "course", name="completion_org_member_course"),
+            # The feed, in the order its cursor serves (and the sequence's backstop).
+            org_unique("position", name="completion_org_position"),
+        ]
+        # The feed of one course (``courseId``); also every read of a course's completions.
+        indexes = [
+            models.Index(fields=["org", "course", "position"], name="completion_org_course_pos")
+        ]
 
     def __str__(self) -> str:
         return f"{self.membership.user} completed {self.course}"
+
+
+class CompletionSequence(OrgScopedModel):
+    """The last completions-feed position an organization gave (``CourseCompletion.position``):
+    one row per organization, taken with ``INSERT ... ON CONFLICT DO UPDATE`` (its row lock
+    held until the completing transaction commits, so positions commit in their order)."""
+
+    last = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [org_unique(name="completion_sequence_org")]
+
+    def __str__(self) -> str:
+        return f"completions feed at {self.last}"
 
 
 class ActivityFunnel(OrgScopedModel):

@@ -7,13 +7,21 @@ from __future__ import annotations
 import math
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
 from learn import completion
 from learn.models import Activity, ProgressStatus
-from lms.fields import StrictUUIDField
+from lms.fields import (
+    JsonTimestampField,
+    QueryIdField,
+    QueryIntegerField,
+    StrictCharField,
+    StrictUUIDField,
+)
+from lms.pagination import FeedCursorField
 from lms.serializers import OrgScopedSerializer
 from lms.sorting import SortKey, parse_sort
 from lms.web.shapes import Shape
@@ -395,25 +403,6 @@ class RosterQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError(exc.messages) from exc
 
 
-class RosterRowSerializer(serializers.Serializer):
-    memberId = serializers.UUIDField(source="member_id", help_text="The membership's id.")
-    email = serializers.EmailField()
-    firstName = serializers.CharField(source="first_name")
-    lastName = serializers.CharField(source="last_name")
-    enrolledAt = serializers.DateTimeField(source="enrolled_at", help_text="When enrolled.")
-    dueAt = serializers.DateTimeField(
-        source="due_at", allow_null=True, help_text="When the course is due; null: no date."
-    )
-    status, progress, completedAt = _course_standing()
-    lastActivityAt = serializers.DateTimeField(
-        source="last_activity_at",
-        allow_null=True,
-        help_text="The learner's last progress report answered 200 on an activity of the "
-        "course; null when none.",
-    )
-    overdue = serializers.BooleanField(help_text="dueAt has passed and status is not completed.")
-
-
 class FunnelStepSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     moduleId = serializers.UUIDField(source="module_id")
@@ -441,5 +430,154 @@ class CourseReportSerializer(serializers.Serializer):
     activities = FunnelStepSerializer(many=True, help_text="As 4.4 lists them, in its order.")
 
 
-ROSTER_ROW = Shape(RosterRowSerializer)
 COURSE_REPORT = Shape(CourseReportSerializer)
+# --- enrolment (CONTRACT 9.3) ----------------------------------------------------------------
+
+MAX_ENROL = 500
+
+
+def _repeats(items: list, *, field: str, key=lambda item: item) -> None:
+    """A 400 naming each item that repeats an earlier one (``field.N``)."""
+    first: dict = {}
+    repeated = {}
+    for index, item in enumerate(items):
+        earlier = first.setdefault(key(item), index)
+        if earlier != index:
+            repeated[index] = [f"Repeats {field}.{earlier}."]
+    if repeated:
+        raise serializers.ValidationError(repeated)
+
+
+class EnrolInputSerializer(serializers.Serializer):
+    memberIds = serializers.ListField(
+        child=StrictUUIDField(),
+        min_length=1,
+        max_length=MAX_ENROL,
+        required=False,
+        help_text="1 to 500 member ids (the membership ids 9.1 answers), each once. Give "
+        "this or emails.",
+    )
+    emails = serializers.ListField(
+        child=StrictCharField(max_length=254),
+        min_length=1,
+        max_length=MAX_ENROL,
+        required=False,
+        help_text="1 to 500 e-mail addresses of members, compared in any case, each once. "
+        "Give this or memberIds.",
+    )
+    dueAt = JsonTimestampField(
+        required=False,
+        allow_null=True,
+        help_text="When the enrolled should have completed the course: a time in the future, "
+        "or null for none. It replaces the due date of those enrolled already too; left out, "
+        "theirs is kept (and the newly enrolled have none).",
+    )
+
+    def validate_memberIds(self, ids: list) -> list:
+        _repeats(ids, field="memberIds")
+        return ids
+
+    def validate_emails(self, emails: list) -> list:
+        _repeats(emails, field="emails", key=str.lower)
+        return emails
+
+    def validate_dueAt(self, due_at):
+        if due_at is not None and due_at <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return due_at
+
+    def validate(self, attrs: dict) -> dict:
+        given = [name for name in ("memberIds", "emails") if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {given[-1] if given else "memberIds": ["Give exactly one of memberIds and emails."]}
+            )
+        return attrs
+
+
+class EnrolledSerializer(serializers.Serializer):
+    enrolled = serializers.ListField(
+        child=serializers.UUIDField(),
+        help_text="The members this call enrolled, in the order given.",
+    )
+    alreadyEnrolled = serializers.ListField(
+        source="already_enrolled",
+        child=serializers.UUIDField(),
+        help_text="The members who were enrolled already, in the order given (their "
+        "enrolment and progress kept).",
+    )
+
+
+# --- the completions feed (9.6) ----------------------------------------------------------------
+MAX_FEED_LIMIT = 1000
+DEFAULT_FEED_LIMIT = 100
+
+
+class CompletionsQuerySerializer(serializers.Serializer):
+    """The feed's query: where to continue, how many, and one course or all."""
+
+    after = FeedCursorField(
+        required=False,
+        help_text="The `next` of the last answer: continue after the completions it served. "
+        "Left out: from the first completion.",
+    )
+    limit = QueryIntegerField(
+        min_value=1,
+        max_value=MAX_FEED_LIMIT,
+        default=DEFAULT_FEED_LIMIT,
+        help_text="At most this many completions.",
+    )
+    courseId = QueryIdField(
+        source="course_id",
+        required=False,
+        help_text="Only this course's completions (a course of the caller's organization).",
+    )
+
+
+class CompletionSerializer(serializers.Serializer):
+    id = serializers.UUIDField(help_text="The completion's id: one per course.completed event.")
+    courseId = serializers.UUIDField(source="course_id")
+    memberId = serializers.UUIDField(source="membership_id", help_text="The membership's id.")
+    email = serializers.EmailField(help_text="The member's e-mail address.")
+    completedAt = serializers.DateTimeField(
+        source="completed_at", help_text="When the course was completed (7.4's completedAt)."
+    )
+
+
+class CompletionsSerializer(serializers.Serializer):
+    rows = CompletionSerializer(
+        many=True,
+        help_text="In the order the completions became visible (the order of their times "
+        "when they do not race); empty when there is nothing new.",
+    )
+    next = serializers.CharField(
+        help_text="The cursor to send as `after` next time: after these rows, or the cursor "
+        "sent when there are none (a first read of an empty feed answers one to poll with)."
+    )
+
+
+# The feed's body, built from a ``learn.wire_reads.Completions`` (ids and times wire text).
+COMPLETIONS = Shape(CompletionsSerializer)
+
+
+# --- a course's roster (9.4) as its CSV writes it ------------------------------------------
+
+
+class RosterRowSerializer(serializers.Serializer):
+    """A learner of a course's roster (a ``learn.selectors.RosterRow``), in 9.4's order."""
+
+    memberId = serializers.UUIDField(source="membership_id")
+    email = serializers.EmailField()
+    firstName = serializers.CharField(source="first_name")
+    lastName = serializers.CharField(source="last_name")
+    enrolledAt = serializers.DateTimeField(source="enrolled_at")
+    dueAt = serializers.DateTimeField(source="due_at", allow_null=True)
+    status = serializers.ChoiceField(choices=ProgressStatus.choices)
+    progress = serializers.FloatField(min_value=0.0, max_value=1.0)
+    completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
+    lastActivityAt = serializers.DateTimeField(source="last_activity_at", allow_null=True)
+    overdue = serializers.BooleanField()
+
+
+# Built from ``RosterRow``s (Python values): ``ROSTER_ROW.body_of``.
+ROSTER_ROW = Shape(RosterRowSerializer)

@@ -20,10 +20,10 @@ from learn.selectors import progress_target
 from lms.db import statements
 from lms.db.compiled import Compiled
 from lms.errors import NotFound
-from lms.events import emit_many
+from lms.events import Event, emit_many
 from lms.ids import uuid7
 from lms.tenancy import not_found
-from organizations.api import Membership, Organization
+from organizations.api import Membership, Organization, invite_course_ids
 
 
 def record_progress(
@@ -297,7 +297,8 @@ def enroll_members(
 def unenroll(*, org_id: uuid.UUID, course_id: uuid.UUID, membership_id: uuid.UUID) -> None:
     """Delete the member's enrolment in the course. Their progress, reports and course
     completion stay, so that enrolled again they answer what they answered before. Not
-    enrolled (or an unknown id): NotFound, and nothing changes. Of racing unenrolments one
+    enrolled (or an unknown id), or an unknown or foreign course: NotFound, and nothing
+    changes. Of racing unenrolments one
     deletes the row and the others are NotFound (the row is locked first)."""
     found = list(
         Enrollment.objects.for_org(org_id)
@@ -306,6 +307,8 @@ def unenroll(*, org_id: uuid.UUID, course_id: uuid.UUID, membership_id: uuid.UUI
         .values_list("id", flat=True)
     )
     if not found:
+        if not Course.objects.for_org(org_id).filter(id=course_id).exists():
+            raise not_found(Course)
         raise NotFound("That member is not enrolled in this course.")
     standing.unenrolled(org_id, course_id, found)
     Enrollment.objects.for_org(org_id).filter(id__in=found).delete()
@@ -330,3 +333,20 @@ def enroll(
     return Enrollment.objects.for_org(course.org_id).get(
         course_id=course.id, membership_id=membership.id
     )
+
+
+def enroll_invitee(event: Event) -> None:
+    """The receiver of ``invite.accepted`` (registered by ``LearnConfig.ready``; identity
+    does not know this app): enrol the member the accept made or found in each of the
+    invite's courses (CONTRACT 9.2), through ``enroll_members``, in the accept's transaction.
+    A course deleted since the invite was made is no longer among them."""
+    if event.type != "invite.accepted":
+        return
+    member_id = uuid.UUID(event.data["memberId"])
+    for course_id in invite_course_ids(event.org_id, event.data["inviteId"]):
+        enroll_members(
+            org_id=event.org_id,
+            course_id=course_id,
+            membership_ids=[member_id],
+            depth=event.depth,
+        )

@@ -4,6 +4,7 @@ answer."""
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
@@ -11,26 +12,32 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from learn.models import Course, Enrollment, IdempotencyRecord
-from learn.selectors import course_progress
+from learn.selectors import course_progress, members_named
 from learn.serializers import (
     ACTIVITY,
+    COMPLETIONS,
     COURSE_OUTLINE,
     COURSE_REPORT,
     ENROLLED_COURSE,
     ROSTER_ROW,
     ActivitySerializer,
+    CompletionsQuerySerializer,
+    CompletionsSerializer,
     CourseOutlineSerializer,
     CourseProgressSerializer,
     CourseReportSerializer,
+    EnrolInputSerializer,
     EnrolledCourseSerializer,
+    EnrolledSerializer,
     ProgressInputSerializer,
     ProgressResultSerializer,
     RosterQuerySerializer,
     RosterRowSerializer,
 )
-from learn.services import record_progress
+from learn.services import UNSET, UnknownMembers, enroll_members, record_progress, unenroll
 from learn.wire_reads import (
     RosterFilters,
+    completions_feed,
     course_outline,
     course_report,
     list_published_activities,
@@ -44,7 +51,45 @@ from lms.pagination import EnvelopePagination, Page, PageParams, envelope, read_
 from lms.tenancy import OrgScopedViewMixin, ids_or_404, not_found
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
-from organizations.api import IsStaffRole
+from organizations.api import IsOrgAdmin, IsStaffRole
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    idempotency.HEADER,
+    {"type": "string", "minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH},
+    OpenApiParameter.HEADER,
+    required=False,
+    description="1-255 characters. The same key from the same caller within 24 hours answers "
+    "the first answer and stores nothing twice.",
+)
+
+
+def _valid(request, serializer_class):
+    """The body read by ``serializer_class``, valid, and the ``Idempotency-Key`` header
+    checked with it: a 400 names every problem of both."""
+    serializer = serializer_class(data=request.data)
+    details = {} if serializer.is_valid() else flatten_details(serializer.errors)
+    problem = idempotency.key_problem(request.META.get(idempotency.META_KEY))
+    if problem:
+        details[idempotency.HEADER] = [problem]
+    if details:
+        raise validation_error(details)
+    return serializer
+
+
+def _idempotent(request, write):
+    """``write()`` (status, body) answered, once per caller and ``Idempotency-Key`` (a learn
+    write's ``IdempotencyRecord``); a replay carries ``Idempotent-Replayed: true``."""
+    answer = idempotent(
+        store=IdempotencyRecord,
+        org=request.auth.org,
+        membership=request.auth,
+        key=request.META.get(idempotency.META_KEY),
+        write=write,
+    )
+    response = rendered(request, answer.body, status=answer.status)
+    if answer.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
 
 
 class ProgressView(APIView):
@@ -58,16 +103,7 @@ class ProgressView(APIView):
         operation_id="report_progress",
         summary="Report usage of an activity; the server decides its status",
         request=ProgressInputSerializer,
-        parameters=[
-            OpenApiParameter(
-                idempotency.HEADER,
-                {"type": "string", "minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH},
-                OpenApiParameter.HEADER,
-                required=False,
-                description="1-255 characters. The same key from the same caller within 24 "
-                "hours answers the first answer and stores nothing twice.",
-            )
-        ],
+        parameters=[IDEMPOTENCY_KEY],
         responses={
             200: OpenApiResponse(
                 ProgressResultSerializer,
@@ -95,14 +131,7 @@ class ProgressView(APIView):
         ],
     )
     def post(self, request):
-        serializer = ProgressInputSerializer(data=request.data)
-        details = {} if serializer.is_valid() else flatten_details(serializer.errors)
-        key = request.META.get(idempotency.META_KEY)
-        problem = idempotency.key_problem(key)
-        if problem:
-            details[idempotency.HEADER] = [problem]
-        if details:
-            raise validation_error(details)
+        serializer = _valid(request, ProgressInputSerializer)
 
         def write() -> tuple[int, dict]:
             outcome = record_progress(
@@ -118,17 +147,7 @@ class ProgressView(APIView):
                 "remaining": outcome.remaining,
             }
 
-        answer = idempotent(
-            store=IdempotencyRecord,
-            org=request.auth.org,
-            membership=request.auth,
-            key=key,
-            write=write,
-        )
-        response = rendered(request, answer.body, status=answer.status)
-        if answer.replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
+        return _idempotent(request, write)
 
 
 class CourseActivitiesView(OrgScopedViewMixin, APIView):
@@ -258,11 +277,115 @@ def _course_id_or_404(org_id, course_id):
     return course_id
 
 
+COURSE_ID = OpenApiParameter(
+    "courseId", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The course's id."
+)
+
+
 class CourseEnrollmentsView(CourseRosterReads, OrgScopedViewMixin, APIView):
-    """A course's enrolments (CONTRACT 9.3 and 9.4)."""
+    """A course's enrolments (CONTRACT 9.3; 9.4's roster is this path's GET)."""
 
     model = Course
     permission_classes = [IsStaffRole]
+
+    @extend_schema(
+        operation_id="enroll_members",
+        summary="Enrol members in a course",
+        description="Enrols up to 500 members, by member id or by e-mail address, all or "
+        "nothing: an id or address that is no member's is a 400 naming it and nobody is "
+        "enrolled. Each new enrolment is one enrollment.created event. A course that is not "
+        "published takes enrolments too. Roles: owner, admin, instructor.",
+        parameters=[COURSE_ID, IDEMPOTENCY_KEY],
+        request=EnrolInputSerializer,
+        responses={
+            200: OpenApiResponse(
+                EnrolledSerializer,
+                description="Who was enrolled and who already was. A replayed answer carries "
+                "Idempotent-Replayed: true.",
+            )
+        },
+        examples=[
+            OpenApiExample(
+                "By e-mail, with a due date",
+                value={"emails": ["ada@example.com"], "dueAt": "2027-01-31T17:00:00Z"},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request, courseId):  # the interface's name for the path parameter
+        data = _valid(request, EnrolInputSerializer).validated_data
+        member_ids = members_named(org_id=self.org.id, data=data)
+
+        def write() -> tuple[int, dict]:
+            try:
+                enrolled = enroll_members(
+                    org_id=self.org.id,
+                    course_id=courseId,
+                    membership_ids=member_ids,
+                    due_at=data.get("dueAt", UNSET),
+                )
+            except UnknownMembers:  # a membership deleted since: named as any unknown one
+                members_named(org_id=self.org.id, data=data)
+                raise
+            return 200, EnrolledSerializer(enrolled).data
+
+        return _idempotent(request, write)
+
+
+class CourseEnrollmentView(OrgScopedViewMixin, APIView):
+    """One member's enrolment in a course."""
+
+    model = Course
+    permission_classes = [IsStaffRole]
+    # No body is read, so neither validation_error nor malformed_request can happen.
+    omit_error_statuses = ("400",)
+
+    @extend_schema(
+        operation_id="unenroll_member",
+        summary="Unenrol a member from a course",
+        description="Deletes the enrolment. The learner's reports and progress are kept: "
+        "enrolled again, they answer the same status, progress and completedAt as before. A "
+        "member who is not enrolled, or an unknown id: 404. Roles: owner, admin, instructor.",
+        parameters=[
+            COURSE_ID,
+            OpenApiParameter(
+                "memberId", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The member's id."
+            ),
+        ],
+        request=None,
+        responses={204: OpenApiResponse(description="Unenrolled.")},
+    )
+    def delete(self, request, courseId, memberId):  # the interface's names
+        unenroll(org_id=self.org.id, course_id=courseId, membership_id=memberId)
+        return Response(status=204)
+
+
+class CompletionsView(OrgScopedViewMixin, APIView):
+    """Every course completion of the organization (one per `course.completed` event), in
+    the order they became visible, after the cursor `after`: an integrator polls with the
+    `next` of each answer and never misses nor repeats a completion, even when completions
+    commit out of the order of their times. Completions stay after an unenrolment."""
+
+    permission_classes = [IsOrgAdmin]
+
+    @extend_schema(
+        operation_id="list_completions",
+        summary="Read the completions feed (owner, admin)",
+        parameters=[CompletionsQuerySerializer],
+        responses={200: CompletionsSerializer},
+    )
+    def get(self, request):
+        query = CompletionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        values = query.validated_data
+        feed = completions_feed(
+            org=self.org,
+            after=values.get("after"),
+            cursor=request.query_params.get("after"),
+            limit=values["limit"],
+            course_id=values.get("course_id"),
+        )
+        return rendered(request, COMPLETIONS.body(feed))
 
 
 class CourseReportView(OrgScopedViewMixin, APIView):

@@ -1,5 +1,5 @@
-"""Reads on hot paths that answer the wire's text: the activity listing (4.4), a course's
-outline (8.2) and the caller's courses (8.1).
+"""Reads that answer the wire's text: the activity listing (4.4), a course's outline (8.2),
+the caller's courses (8.1) and the completions feed (9.6).
 
 Each is a compiled read (``lms.db.compiled``) whose ids and times the database writes as the
 text the API answers (``lms.db.wire``), so no value is parsed into a Python object to be
@@ -12,10 +12,13 @@ that answer domain values (a course's progress, the activity a report is on) are
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
+from django.core.exceptions import ValidationError
 from django.db.models import (
     Case,
     Count,
@@ -35,9 +38,10 @@ from django.utils import timezone
 from learn import completion, standing
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
-from learn.models import ActivityFunnel, Course, Enrollment, Module, Stage
+from learn.models import ActivityFunnel, Course, CourseCompletion, Enrollment, Module, Stage
 from learn.selectors import (
     activity_standing,
+    counted,
     course_status,
     fraction_done,
     is_enrolled,
@@ -49,7 +53,7 @@ from learn.serializers import ACTIVITY
 from lms.db.compiled import Compiled
 from lms.db.order import CodePointOrder
 from lms.db.wire import WireId, WireTime
-from lms.pagination import Page, page_rows
+from lms.pagination import Page, feed_cursor, page_rows
 from lms.sorting import SortKey
 from lms.tenancy import ids_or_404, not_found
 from organizations.api import Membership, Organization
@@ -213,12 +217,27 @@ def course_outline(
     ``COURSE_OUTLINE`` (``learn.serializers``). Access as for the listing: course unknown,
     foreign, unpublished or a malformed id: NotFound; not enrolled: NotEnrolled. One query
     when the course has a published module, two when it has none, whatever the numbers."""
+    return _outline(org.id, membership.id, course_id, preview=False)
+
+
+# A membership id no row has: the outline a member without any progress reads.
+_NOBODY = uuid.UUID(int=0)
+
+
+def course_preview(*, org: Organization, course_id: object) -> CourseOutline:
+    """A published course's outline as an enrolled member who has reported nothing reads it
+    (``course_outline``'s answer for them), with nobody enrolled: staff preview a course
+    without enrolling themselves, which would fire its automations. NotFound as there."""
+    return _outline(org.id, _NOBODY, course_id, preview=True)
+
+
+def _outline(org_id, membership_id, course_id, *, preview: bool) -> CourseOutline:
     values = ids_or_404(Course, {"course_id": course_id})
-    lookup = {"org_id": org.id, "membership_id": membership.id, **values}
+    lookup = {"org_id": org_id, "membership_id": membership_id, **values}
     rows = _OUTLINE.rows(**lookup)
     head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
     course_id_text, org_id, course_title, enrolled, completed_at = head
-    if not enrolled:
+    if not (enrolled or preview):
         raise NotEnrolled()
     modules: list[OutlineModule] = []
     done = listed = 0
@@ -262,12 +281,6 @@ class EnrolledCourse:
     activity_count: int
 
 
-def _count(queryset: QuerySet) -> Coalesce:
-    """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
-    counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
-    return Coalesce(Subquery(counted[:1]), 0)
-
-
 def _enrollments(org_id, membership_id) -> QuerySet:
     """The member's enrollments in published courses: the rows the list pages and counts."""
     return Enrollment.objects.for_org(org_id).filter(
@@ -291,8 +304,8 @@ def enrolled_courses(org_id, membership_id) -> QuerySet:
             "course__title",
             WireTime("created_at"),
             _completed_at(org_id, membership_id, OuterRef("course_id")),
-            _count(listed),
-            _count(listed.filter(**mine, progress__status=COMPLETED)),
+            counted(listed),
+            counted(listed.filter(**mine, progress__status=COMPLETED)),
             Exists(listed.filter(**mine)),
         )
     )
@@ -347,7 +360,7 @@ def my_courses(
 # --- a course's roster (9.4) ------------------------------------------------------------------
 
 # Wire sort field -> the enrolment's column, and whether it may be null (nulls sort last in
-# both directions). The indexes: learn.models._roster_index and migration 0008.
+# both directions). The indexes: learn.models._roster_index and migration 0009.
 ROSTER_SORTS = {
     "enrolledAt": ("created_at", False),
     "completedAt": ("completed_at", True),
@@ -376,7 +389,7 @@ class RosterFilters:
 
 @dataclass(frozen=True, slots=True)
 class RosterRow:
-    member_id: str
+    membership_id: str
     email: str
     first_name: str
     last_name: str
@@ -625,3 +638,58 @@ def course_report(org_id, course_id) -> CourseReport:
 
 def _missing_course():
     raise not_found(Course)
+
+
+# --- the completions feed (9.6) ---------------------------------------------------------------
+
+
+class Completion(NamedTuple):
+    id: str
+    course_id: str
+    membership_id: str
+    email: str
+    completed_at: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Completions:
+    rows: list[Completion]
+    next: str
+
+
+def completions_feed(
+    *, org: Organization, after: int | None, cursor: str | None, limit: int, course_id=None
+) -> Completions:
+    """The organization's course completions after feed position ``after`` (the position
+    the cursor ``cursor`` continues after; None: from the first), at most ``limit``, in
+    position order, only ``course_id``'s when given; ids and times as wire text, for
+    ``COMPLETIONS`` (``learn.serializers``). ``next`` continues after the last row, or is
+    ``cursor`` itself when there is none (a first read of none: the start's cursor).
+
+    Positions become visible in their order (``learn.course_completion``), so everything
+    before a position served is visible already: reading after it skips nothing. A
+    ``course_id`` that is no course of the organization: ValidationError naming
+    ``course_id``. One query, two when a course is named and nothing is new."""
+    completions = CourseCompletion.objects.for_org(org).filter(position__gt=after or 0)
+    if course_id is not None:
+        completions = completions.filter(course_id=course_id)
+    rows = [
+        Completion(*row)
+        for row in completions.order_by("position").values_list(
+            WireId("id"),
+            WireId("course_id"),
+            WireId("membership_id"),
+            "membership__user__email",
+            WireTime("completed_at"),
+            "position",
+        )[:limit]
+    ]
+    named = course_id is not None
+    if not rows and named and not Course.objects.for_org(org).filter(id=course_id).exists():
+        raise ValidationError({"course_id": ["No course of your organization has this id."]})
+    if rows:
+        following = feed_cursor(rows[-1].position)
+    else:
+        following = cursor if cursor is not None else feed_cursor(0)
+    return Completions(rows=rows, next=following)

@@ -43,6 +43,18 @@ def admin_org_ids(request) -> list | None:
     return None if roles is None else list(roles)
 
 
+def own_org_id(request):
+    """The one organization the user belongs to as an owner or admin (a superuser's own
+    memberships count too), which an add form starts with; None for none or several."""
+    roles = admin_roles(request)
+    if roles is None:
+        roles = getattr(request, "_lms_own_roles", None)
+        if roles is None:
+            roles = import_string(settings.LMS_ADMINISTERED_ORGS)(request.user)
+            request._lms_own_roles = roles
+    return next(iter(roles)) if len(roles) == 1 else None
+
+
 def tenant_model():
     return apps.get_model(settings.LMS_TENANT_MODEL)
 
@@ -104,6 +116,15 @@ class OrgScopedAdminMixin:
         if org_ids is not None and issubclass(related, OrgScopedModel):
             kwargs["queryset"] = related.objects.filter(org_id__in=org_ids)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def get_changeform_initial_data(self, request):
+        """A new record starts in the user's organization when they belong to one."""
+        initial = super().get_changeform_initial_data(request)
+        if self.org_field == "org" and "org" not in initial:
+            org_id = own_org_id(request)
+            if org_id is not None:
+                initial["org"] = org_id
+        return initial
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

@@ -9,6 +9,7 @@ leaves the service as ``{error, message, requestId[, details]}``.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from typing import Any
 
@@ -94,6 +95,13 @@ class Throttled(ApiError):
     status, code = 429, "throttled"
     default_message = "Too many requests; retry later."
 
+    def __init__(self, message: str | None = None, *, wait: float | None = None):
+        """``wait``: the seconds until a request may go through (``Retry-After``)."""
+        self.wait = None if wait is None else max(1, math.ceil(wait))
+        if message is None and self.wait is not None:
+            message = f"Too many requests; retry in {self.wait} seconds."
+        super().__init__(message)
+
 
 class InternalError(ApiError):
     status, code = 500, "internal_error"
@@ -103,6 +111,9 @@ class InternalError(ApiError):
 class ServiceUnavailable(ApiError):
     status, code = 503, "service_unavailable"
     default_message = "The service is temporarily unavailable; retry later."
+    # Every 503 says when to try again (CONTRACT 7.0): a database restarting is back in
+    # seconds, and a client or load balancer that waits this long does not pile on.
+    retry_after = "5"
 
 
 # Codes whose body carries ``details``: a validation_error's offending fields, and a
@@ -148,6 +159,8 @@ def error_response(error: ApiError, **headers: str) -> JsonResponse:
     response = JsonResponse(
         error_body(error.code, error.message, error.details), status=error.status
     )
+    if isinstance(error, ServiceUnavailable):
+        response["Retry-After"] = error.retry_after
     for name, value in headers.items():
         response[name.replace("_", "-")] = value
     return response
@@ -188,6 +201,7 @@ def validation_message(details: dict[str, list[str]]) -> str:
 WIRE_NAMES = {
     NON_FIELD_ERRORS: "nonFieldErrors",
     "display_names": "displayNames",
+    "course_id": "courseId",
     "first_name": "firstName",
     "last_name": "lastName",
     "expires_at": "expiresAt",
@@ -218,6 +232,8 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
         error = exc
         if isinstance(exc, Unauthenticated):
             headers["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, Throttled) and exc.wait is not None:
+            headers["Retry-After"] = str(exc.wait)
     elif isinstance(exc, drf.ValidationError):
         details = flatten_details(exc.detail)
         error = validation_error(details)
@@ -237,14 +253,14 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, drf.UnsupportedMediaType):
         error = UnsupportedMediaType()
     elif isinstance(exc, drf.Throttled):
-        wait = max(1, int(exc.wait or 1))
-        error = Throttled(f"Too many requests; retry in {wait} seconds.")
-        headers["Retry-After"] = str(wait)
+        error = Throttled(wait=exc.wait or 1)
+        headers["Retry-After"] = str(error.wait)
     elif isinstance(exc, RequestDataTooBig):
         error = PayloadTooLarge()
     elif isinstance(exc, OperationalError | InterfaceError):
         logger.error("database unavailable", exc_info=exc)
         error = ServiceUnavailable()
+        headers["Retry-After"] = error.retry_after
     elif isinstance(exc, drf.APIException):
         error = ApiError(_detail_text(exc))
         error.status, error.code = exc.status_code, str(exc.default_code)

@@ -13,6 +13,7 @@ Use them for fields of JSON request bodies. Query parameters arrive as strings:
 
 import re
 
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 from rest_framework.fields import empty
 
@@ -27,6 +28,18 @@ class StrictUUIDField(serializers.UUIDField):
         if parsed is None:
             self.fail("invalid", value=data)
         return parsed
+
+
+class QueryIdField(StrictUUIDField):
+    """An id in a query string; an empty value (``courseId=``) is a value, and no id."""
+
+    def get_value(self, dictionary):
+        return query_value(self, dictionary)
+
+
+def query_value(field: serializers.Field, dictionary):
+    """A query parameter's value as sent: DRF reads an empty form value as absent."""
+    return dictionary.get(field.field_name, empty)
 
 
 class StrictCharField(serializers.CharField):
@@ -56,7 +69,7 @@ class QueryIntegerField(serializers.IntegerField):
 
     def get_value(self, dictionary):
         # DRF reads an empty form value ("page=") as absent; it is a value, and not a number.
-        return dictionary.get(self.field_name, empty)
+        return query_value(self, dictionary)
 
     def to_internal_value(self, data) -> int:
         if not isinstance(data, str) or not self._integer.fullmatch(data):
@@ -74,3 +87,20 @@ class JsonBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid", input=data)
         return data
+
+
+class JsonTimestampField(serializers.DateTimeField):
+    """An ISO 8601 timestamp string with its offset (``Z`` or ``+02:00``), answered in UTC;
+    a time without an offset is ambiguous, and a number or a date alone is no timestamp."""
+
+    default_error_messages = {
+        "offset": "Give the time with its offset from UTC, e.g. 2027-01-31T17:00:00Z.",
+    }
+
+    def to_internal_value(self, value):
+        if not isinstance(value, str):
+            self.fail("invalid", format="YYYY-MM-DDThh:mm[:ss[.uuuuuu]](Z|+HH:MM|-HH:MM)")
+        written = parse_datetime(value.strip())
+        if written is not None and written.tzinfo is None:
+            self.fail("offset")
+        return super().to_internal_value(value)

@@ -1,17 +1,20 @@
 """Page-number paging with the ``{rows, total, page, pageSize}`` envelope (contract 4.5),
-shaped so that no page costs more than reading half of the matching rows' index entries."""
+shaped so that no page costs more than reading half of the matching rows' index entries;
+and the opaque cursors of a feed read after a position (``feed_cursor``)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 
-from lms.fields import QueryIntegerField
+from lms.fields import QueryIntegerField, query_value
 
 MAX_PAGE = 9007199254740991  # 2**53 - 1: the largest integer every JSON client reads exactly
 DEFAULT_PAGE_SIZE = 20
@@ -165,3 +168,57 @@ class EnvelopePagination(BasePagination):
                 "schema": _param_schema("pageSize", default=True),
             },
         ]
+
+
+# --- Feed cursors ---------------------------------------------------------------------------
+# A feed (the completions feed, 9.6) is read after a position its last answer ended at. The
+# position travels as an opaque cursor: base64url (no padding) of a version byte and the
+# position as 8 bytes, so the format can change without breaking a client that stores it.
+CURSOR_VERSION = 1
+_CURSOR_BYTES = 9
+_CURSOR_TEXT = 12  # base64 of 9 bytes: no padding to strip
+
+
+def feed_cursor(position: int) -> str:
+    """The cursor that continues after ``position`` (0: from the start)."""
+    raw = bytes([CURSOR_VERSION]) + position.to_bytes(_CURSOR_BYTES - 1, "big")
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def read_feed_cursor(text: str) -> int | None:
+    """The position a cursor of ``feed_cursor`` continues after; None for any other text (a
+    different length, another alphabet, another version, a position past 2**63 - 1)."""
+    if len(text) != _CURSOR_TEXT:
+        return None
+    try:
+        raw = base64.b64decode(text.encode("ascii"), altchars=b"-_", validate=True)
+    except (ValueError, UnicodeEncodeError):
+        return None
+    position = int.from_bytes(raw[1:], "big")
+    if raw[0] != CURSOR_VERSION or position >= 2**63 or feed_cursor(position) != text:
+        return None  # the last: "+" or "/" for "-" or "_", which b64decode also takes
+    return position
+
+
+class FeedCursorField(serializers.CharField):
+    """A feed's ``after``: read into the position its cursor continues after."""
+
+    default_error_messages = {"invalid": "Not a cursor this API answered."}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def get_value(self, dictionary):
+        # An empty form value ("after=") is a value, and no cursor.
+        return query_value(self, dictionary)
+
+    def run_validation(self, data=empty):
+        if data == "":  # CharField answers "" before to_internal_value sees it
+            self.fail("invalid")
+        return super().run_validation(data)
+
+    def to_internal_value(self, data) -> int:
+        position = read_feed_cursor(data) if isinstance(data, str) else None
+        if position is None:
+            self.fail("invalid")
+        return position

@@ -124,9 +124,14 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
         _db["CONN_MAX_AGE"] = int(os.environ.get("LMS_CONN_MAX_AGE", "60"))
         _db["CONN_HEALTH_CHECKS"] = env_bool("LMS_CONN_HEALTH_CHECKS", False)
         _db["OPTIONS"] = {"connect_timeout": 2}
+    # Every statement's values are bound on the server, so that a statement the database
+    # refuses is logged without them (no credential or secret in the log); Django's own
+    # statements are never prepared (lms.db.cursors).
+    from lms.db.cursors import BindingCursor
+
+    _db["OPTIONS"].update(server_side_binding=True, cursor_factory=BindingCursor)
     # The hot reads and writes (``lms.db.compiled``'s ``prepare=True`` and
-    # ``preparing_cursor``) are prepared statements on each connection; Django's own
-    # statements are not (its cursors bind on the client).
+    # ``preparing_cursor``) are prepared statements on each connection.
     # LMS_DB_PREPARE=false turns them off, for a pooler in transaction mode (PgBouncer
     # before 1.21) that cannot keep a statement with its connection.
     if env_bool("LMS_DB_PREPARE", True):
@@ -193,6 +198,11 @@ LMS_TENANT_MODEL = "organizations.Organization"
 # again: the bound on how late another process sees a revocation. 0 turns it off.
 LMS_TOKEN_CACHE_SECONDS = float(os.environ.get("LMS_TOKEN_CACHE_SECONDS", "1"))
 LMS_ADMINISTERED_ORGS = "organizations.selectors.administered_orgs"
+# The accept link an invite's e-mail carries, "{token}" standing for the invite's token
+# (CONTRACT 9.2); without it, no invite is e-mailed.
+LMS_INVITE_URL = os.environ.get("LMS_INVITE_URL", "")
+if LMS_INVITE_URL and "{token}" not in LMS_INVITE_URL:
+    raise ImproperlyConfigured("LMS_INVITE_URL must hold {token}, where the invite's token goes.")
 # Admin sign-in (API calls use tokens, not passwords): django-axes counts failures per
 # address and e-mail together and locks that pair out for a while; a success resets it.
 AUTHENTICATION_BACKENDS = [
@@ -360,6 +370,11 @@ if LMS_AUTOMATION_LEASE_SECONDS < 2 * LMS_WEBHOOK_DEADLINE_SECONDS:
 # At most this many enabled automations of one organization have one trigger (contract 8.9):
 # one event starts at most this many runs.
 LMS_AUTOMATIONS_PER_TRIGGER = int(os.environ.get("LMS_AUTOMATIONS_PER_TRIGGER", "50"))
+# Test sends (contract 8.8) per organization in any 60 seconds, counted in the shared store.
+LMS_TEST_SENDS_PER_MINUTE = int(os.environ.get("LMS_TEST_SENDS_PER_MINUTE", "10"))
+# The database task backend keeps a row per task; the sweep deletes those finished longer
+# ago than this (RQ expires its own results).
+LMS_TASK_RESULTS_KEEP_SECONDS = int(os.environ.get("LMS_TASK_RESULTS_KEEP_SECONDS", "86400"))
 
 # --- E-mail: printed to the console unless LMS_EMAIL_HOST names an SMTP server -------------
 EMAIL_HOST = os.environ.get("LMS_EMAIL_HOST", "")

@@ -1,18 +1,37 @@
 """Health endpoints and the API guide: plain Django views, no authentication, no database
 for /healthz and the guide."""
 
+from functools import wraps
+
 from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from lms import errors
 from lms.db.health import ping
 from lms.web import guide
 
 
+def probe(view):
+    """A probe answers GET and HEAD, and 405 to any other method (CONTRACT 7.0). Exempt from
+    the CSRF check, which would answer 403 and log a warning for each such request."""
+
+    @csrf_exempt
+    @wraps(view)
+    def answer(request):
+        if request.method not in ("GET", "HEAD"):
+            return errors.error_response(errors.MethodNotAllowed(), Allow="GET, HEAD")
+        return view(request)
+
+    return answer
+
+
+@probe
 def healthz(request):
     """The process is up and answering."""
     return JsonResponse({"status": "ok"})
 
 
+@probe
 def readyz(request):
     """The process can reach its database."""
     try:

@@ -6,7 +6,16 @@ from django.utils import timezone
 
 from lms.admin import OrgScopedAdmin, admin_org_ids, admin_roles
 from lms.errors import Conflict
-from organizations.models import ROLE_RANK, ApiToken, Invite, Membership, Organization, User
+from organizations.models import (
+    INVITE_MAX_COURSES,
+    ROLE_RANK,
+    ApiToken,
+    Invite,
+    InviteCourse,
+    Membership,
+    Organization,
+    User,
+)
 from organizations.services import (
     create_api_token,
     create_invite,
@@ -278,7 +287,18 @@ def invite_url_path(raw_token: str) -> str:
     return f"/api/organizations/invites/{raw_token}"
 
 
+# The course model, by the invite's link to it: identity imports no other app.
+COURSE = InviteCourse._meta.get_field("course").related_model
+
+
 class InviteForm(forms.ModelForm):
+    courses = forms.ModelMultipleChoiceField(
+        queryset=COURSE.all_orgs.none(),
+        required=False,
+        help_text="Accepting the invite enrols the new member in these courses (of the "
+        "invite's organization, published or not).",
+    )
+
     class Meta:
         model = Invite
         fields = ["org", "email", "first_name", "last_name", "role", "invited_by", "expires_at"]
@@ -286,6 +306,28 @@ class InviteForm(forms.ModelForm):
 
     def clean_expires_at(self):
         return refuse_past(self.cleaned_data.get("expires_at"))
+
+    def clean(self):
+        cleaned = super().clean()
+        org, courses = cleaned.get("org"), cleaned.get("courses") or []
+        if org is not None and any(course.org_id != org.id for course in courses):
+            self.add_error("courses", "Choose only courses of the invite's organization.")
+        if len(courses) > INVITE_MAX_COURSES:
+            self.add_error("courses", f"Choose at most {INVITE_MAX_COURSES} courses.")
+        return cleaned
+
+
+def invite_courses_field(request) -> dict:
+    """The courses a staff user may put in an invite: those of their organizations (every
+    course for a superuser, who reads each one's organization)."""
+    org_ids = admin_org_ids(request)
+    if org_ids is None:
+        return {"queryset": COURSE.all_orgs.select_related("org"), "label": _course_with_org}
+    return {"queryset": COURSE.objects.filter(org_id__in=org_ids), "label": str}
+
+
+def _course_with_org(course) -> str:
+    return f"{course} ({course.org.name})"
 
 
 class InviteStatusFilter(admin.SimpleListFilter):
@@ -333,6 +375,7 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
     search_fields = ["email", "first_name", "last_name", "token_prefix"]
     actions = ["revoke", "reissue"]
     add_fields = ["org", "email", "first_name", "last_name", "role", "invited_by", "expires_at"]
+    add_fields += ["courses"]
     change_fields = [
         "token_prefix",
         "org",
@@ -340,6 +383,7 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
         "first_name",
         "last_name",
         "role",
+        "course_titles",
         "invited_by",
         "status",
         "expires_at",
@@ -350,12 +394,49 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
     # A new expiry or state comes only with the actions (re-issue, revoke).
     change_readonly = ["token_prefix", "org", "invited_by", "status", "expires_at", "created_at"]
     change_readonly += ["accepted_by", "accepted_at"]  # acceptance comes only from the API
+    change_readonly += ["course_titles"]  # an invite's courses are given when it is made
 
     def get_fields(self, request, obj=None):
         return self.add_fields if obj is None else self.change_fields
 
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else self.change_readonly
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        if obj is not None:
+            return form_class
+        courses = invite_courses_field(request)
+
+        class WithCourses(form_class):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                field = self.fields["courses"]
+                field.queryset = courses["queryset"]
+                field.label_from_instance = courses["label"]
+
+        return WithCourses
+
+    @admin.display(description="courses")
+    def course_titles(self, obj: Invite) -> str:
+        course_ids = obj.course_ids
+        titles = dict(
+            COURSE.objects.filter(org_id=obj.org_id, id__in=course_ids).values_list("id", "title")
+        )
+        return ", ".join(titles[course_id] for course_id in course_ids if course_id in titles)
+
+    def get_changeform_initial_data(self, request):
+        """ "Invited by" starts as the staff user's own membership of the organization the
+        form starts with (or of their one organization)."""
+        initial = super().get_changeform_initial_data(request)
+        if "invited_by" not in initial:
+            mine = Membership.all_orgs.filter(user=request.user)
+            if initial.get("org"):
+                mine = mine.filter(org_id=initial["org"])
+            found = list(mine.values_list("id", flat=True)[:2])
+            if len(found) == 1:
+                initial["invited_by"] = found[0]
+        return initial
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "invited_by":
@@ -381,6 +462,7 @@ class InviteAdmin(RoleCheckedAdminMixin, OrgScopedAdmin):
             invited_by=data.get("invited_by"),
             expires_at=data.get("expires_at"),
             instance=obj,
+            course_ids=[course.id for course in data.get("courses") or []],
         )
         messages.warning(
             request,

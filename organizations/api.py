@@ -8,6 +8,8 @@ Another app imports this module only, never the app's other modules
 from organizations.management.options import ORG_HELP, email_option, org_option
 from organizations.models import Membership, Organization
 from organizations.permissions import IsMember, IsOrgAdmin, IsStaffRole
+from organizations.selectors import invite_course_ids, member_ids, member_ids_by_email
+from organizations.throttling import take_slot
 
 __all__ = [
     "ORG_HELP",
@@ -17,5 +19,9 @@ __all__ = [
     "Membership",
     "Organization",
     "email_option",
+    "invite_course_ids",
+    "member_ids",
+    "member_ids_by_email",
     "org_option",
+    "take_slot",
 ]

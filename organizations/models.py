@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from lms.ids import uuid7
 from lms.models import BaseModel
-from lms.tenancy import OrgScopedModel
+from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
 
 TOKEN_PREFIX = "lms_"
 
@@ -161,6 +161,10 @@ def _member_or_null(*, related_name: str, **options) -> models.ForeignKey:
     )
 
 
+def _by_seq(link) -> int:
+    return link.seq
+
+
 class Invite(OrgScopedModel):
     """An invitation to join ``org`` with ``role``.
 
@@ -192,7 +196,14 @@ class Invite(OrgScopedModel):
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
 
     class Meta:
-        indexes = [models.Index(fields=["org", "email"], name="invite_org_email")]
+        indexes = [
+            models.Index(fields=["org", "email"], name="invite_org_email"),
+            # The list (CONTRACT 9.2): newest first, whole or by stored state.
+            models.Index(fields=["org", "-created_at", "-id"], name="invite_org_newest"),
+            models.Index(
+                fields=["org", "state", "-created_at", "-id"], name="invite_org_state_newest"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.email} ({self.status})"
@@ -200,6 +211,12 @@ class Invite(OrgScopedModel):
     @property
     def is_expired(self) -> bool:
         return self.expires_at <= timezone.now()
+
+    @property
+    def course_ids(self) -> list:
+        """The ids of the courses accepting enrols the invitee in, in the order given (one
+        query, none when ``course_links`` were prefetched)."""
+        return [link.course_id for link in sorted(self.course_links.all(), key=_by_seq)]
 
     @property
     def status(self) -> str:
@@ -218,6 +235,28 @@ class Invite(OrgScopedModel):
             raise ValidationError(
                 {"invited_by": "The inviter must be a member of the invite's organization."}
             )
+
+
+# At most this many courses an invite enrols its invitee in (CONTRACT 9.2).
+INVITE_MAX_COURSES = 100
+
+
+class InviteCourse(OrgScopedModel):
+    """A course that accepting ``invite`` enrols the new member in (CONTRACT 9.2), at
+    position ``seq`` (1-based) of the invite's ``courseIds``. The course is named by its
+    app label: identity knows a course only as the row an invite points at, and the learn
+    app does the enrolling (its receiver of ``invite.accepted``). Deleting the course
+    deletes the link."""
+
+    invite = org_scoped_key(Invite, related_name="course_links")
+    course = models.ForeignKey("learn.Course", on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [org_unique("invite", "course", name="invitecourse_org_invite_course")]
+
+    def __str__(self) -> str:
+        return f"{self.course_id} of invite {self.invite_id}"
 
 
 class InviteReplay(OrgScopedModel):

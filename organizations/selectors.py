@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
+from django.db.models.functions import Lower
+from django.utils import timezone
+
 from lms.db.compiled import Compiled
 from lms.errors import NotFound
 from lms.ids import parse_id
 from organizations.errors import InviteUnavailable
-from organizations.models import Invite, Membership, Organization, hash_token
+from organizations.models import Invite, InviteCourse, Membership, Organization, hash_token
 
 # Real tokens are 47 characters; anything much longer is not worth hashing.
 MAX_INVITE_TOKEN_LENGTH = 200
@@ -83,3 +87,57 @@ def find_organization(value: str) -> Organization:
     if org is None:
         raise LookupError(f"No organization {value!r}.")
     return org
+
+
+def member_ids(org_id, ids) -> set:
+    """Which of ``ids`` are memberships of the organization (one query)."""
+    return set(Membership.objects.for_org(org_id).filter(id__in=ids).values_list("id", flat=True))
+
+
+def member_ids_by_email(org_id, emails) -> dict[str, object]:
+    """The membership of the organization of each of ``emails`` that a member has, compared
+    in any case: {lower-cased e-mail: membership id} (one query). Were two users' addresses
+    to differ in case only, the older membership answers."""
+    lowered = {email.lower() for email in emails}
+    found: dict[str, object] = {}
+    rows = (
+        Membership.objects.for_org(org_id)
+        .annotate(email_key=Lower("user__email"))
+        .filter(email_key__in=lowered)
+        .order_by("-id")
+        .values_list("email_key", "id")
+    )
+    for email, member_id in rows:
+        found[email] = member_id
+    return found
+
+
+def invites_listed(org_id, status: str | None = None) -> QuerySet:
+    """The organization's invites, newest first (the id breaking ties), of ``status``
+    (pending, accepted, revoked or expired: pending past its expiry) or all of them. Served
+    by the indexes ``invite_org_newest`` and ``invite_org_state_newest``."""
+    invites = Invite.objects.for_org(org_id)
+    if status == "expired":
+        invites = invites.filter(state=Invite.State.PENDING, expires_at__lte=timezone.now())
+    elif status == Invite.State.PENDING:
+        invites = invites.filter(state=Invite.State.PENDING, expires_at__gt=timezone.now())
+    elif status is not None:
+        invites = invites.filter(state=status)
+    return invites.order_by("-created_at", "-id")
+
+
+def with_course_ids(invites: list[Invite], org_id) -> list[Invite]:
+    """``invites`` with their courses read in one query, for ``Invite.course_ids``."""
+    links = Prefetch("course_links", queryset=InviteCourse.objects.for_org(org_id))
+    prefetch_related_objects(invites, links)
+    return invites
+
+
+def invite_course_ids(org_id, invite_id) -> list:
+    """The ids of the courses accepting the invite enrols its member in, in their order."""
+    return list(
+        InviteCourse.objects.for_org(org_id)
+        .filter(invite_id=invite_id)
+        .order_by("seq")
+        .values_list("course_id", flat=True)
+    )

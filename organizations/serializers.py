@@ -1,7 +1,12 @@
-from rest_framework import serializers
+from datetime import timedelta
 
-from lms.fields import JsonIntegerField
-from organizations.models import Membership
+from django.conf import settings
+from django.utils import timezone
+from rest_framework import serializers
+from rest_framework.fields import empty
+
+from lms.fields import JsonBooleanField, JsonIntegerField, StrictCharField, StrictUUIDField
+from organizations.models import INVITE_MAX_COURSES, Membership
 
 
 class InviteSerializer(serializers.Serializer):
@@ -65,3 +70,99 @@ class MintedTokenSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="The new API token (lms_...), shown only here.")
     memberId = serializers.UUIDField(source="membership_id")
     expiresAt = serializers.DateTimeField(source="expires_at")
+
+
+# --- invites over the API (CONTRACT 9.2) -----------------------------------------------------
+
+INVITE_MAX_DAYS = 90
+INVITE_STATUSES = ("pending", "accepted", "revoked", "expired")
+
+
+class CreateInviteSerializer(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+    firstName = StrictCharField(source="first_name", max_length=150)
+    lastName = StrictCharField(source="last_name", max_length=150)
+    role = serializers.ChoiceField(
+        choices=Membership.Role.choices, required=False, default=Membership.Role.LEARNER
+    )
+    courseIds = serializers.ListField(
+        source="course_ids",
+        child=StrictUUIDField(),
+        required=False,
+        default=list,
+        max_length=INVITE_MAX_COURSES,
+        help_text="Courses of the organization (published or not) that accepting enrols the "
+        "new member in; at most 100, each once.",
+    )
+    expiresAt = serializers.DateTimeField(
+        source="expires_at",
+        required=False,
+        help_text="In the future and at most 90 days ahead (default: 7 days from now).",
+    )
+    sendEmail = JsonBooleanField(
+        source="send_email",
+        required=False,
+        default=False,
+        help_text="E-mail the invitee the accept link (needs LMS_INVITE_URL on the server).",
+    )
+
+    class Meta:
+        ref_name = "CreateInviteInput"
+
+    def validate_expiresAt(self, value):
+        now = timezone.now()
+        if value <= now:
+            raise serializers.ValidationError("The expiry must be in the future.")
+        if value > now + timedelta(days=INVITE_MAX_DAYS):
+            raise serializers.ValidationError(
+                f"The expiry must be at most {INVITE_MAX_DAYS} days ahead."
+            )
+        return value
+
+    def validate_sendEmail(self, value: bool) -> bool:
+        if value and not settings.LMS_INVITE_URL:
+            raise serializers.ValidationError(
+                "Invites cannot be e-mailed: the server has no LMS_INVITE_URL."
+            )
+        return value
+
+
+class InviteRowSerializer(serializers.Serializer):
+    """An invite as staff see it: never its token."""
+
+    id = serializers.UUIDField()
+    email = serializers.EmailField()
+    firstName = serializers.CharField(source="first_name")
+    lastName = serializers.CharField(source="last_name")
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+    courseIds = serializers.ListField(source="course_ids", child=serializers.UUIDField())
+    status = serializers.ChoiceField(choices=INVITE_STATUSES)
+    expiresAt = serializers.DateTimeField(source="expires_at")
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class ListedInviteSerializer(InviteRowSerializer):
+    acceptedAt = serializers.DateTimeField(source="accepted_at", allow_null=True)
+    memberId = serializers.UUIDField(
+        source="accepted_by_id",
+        allow_null=True,
+        help_text="The membership the accept created or found; null until accepted.",
+    )
+
+
+class CreatedInviteSerializer(InviteRowSerializer):
+    token = serializers.CharField(
+        help_text="The invite's token (inv_...) for reading and accepting it, shown only here."
+    )
+
+
+class QueryChoiceField(serializers.ChoiceField):
+    """A choice in a query string, where an empty value (``status=``) is a value, not one
+    left out (as DRF reads a form)."""
+
+    def get_value(self, dictionary):
+        return dictionary.get(self.field_name, empty)
+
+
+class InviteListParams(serializers.Serializer):
+    status = QueryChoiceField(choices=INVITE_STATUSES, required=False)

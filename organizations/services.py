@@ -5,24 +5,29 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
 from lms.errors import Conflict, PermissionDenied
 from lms.events import Event, emit
 from lms.idempotency import Answer, remembered
+from lms.tenancy import not_found
+from organizations import sealing
 from organizations.errors import InviteUnavailable
 from organizations.models import (
+    INVITE_MAX_COURSES,
     TOKEN_PREFIX,
     ApiToken,
     Invite,
+    InviteCourse,
     InviteReplay,
     Membership,
     Organization,
@@ -34,6 +39,7 @@ from organizations.models import (
     role_above,
 )
 from organizations.selectors import available_invite, invite_token_hash
+from organizations.tasks import mail_invite
 
 
 @transaction.atomic
@@ -177,12 +183,35 @@ def create_invite(
     invited_by: Membership | None = None,
     expires_at: datetime | None = None,
     instance: Invite | None = None,
+    course_ids: Sequence[uuid.UUID] | None = None,
 ) -> tuple[Invite, str]:
     """A pending invite to ``org`` (saved into ``instance`` when the admin passes its unsaved
-    object). The raw token is returned here and never again: only its hash is kept."""
+    object), enrolling the invitee in ``course_ids`` (courses of ``org``, checked here) when
+    accepted; ``None`` keeps an instance's courses as they are. The raw token is returned
+    here and never again: only its hash is kept."""
+    if course_ids:
+        check_invite_courses(org_id=org.id, course_ids=course_ids)
+    return _new_invite(
+        org=org,
+        email=email,
+        first_name=first_name,
+        last_name=last_name,
+        role=role,
+        invited_by=invited_by,
+        expires_at=expires_at,
+        instance=instance,
+        course_ids=course_ids,
+    )
+
+
+def _new_invite(
+    *, org, email, first_name, last_name, role, invited_by, expires_at, instance, course_ids
+) -> tuple[Invite, str]:
+    """``create_invite`` once its courses are known to be the organization's."""
     expires_at = expires_at or default_invite_expiry()
     _require_future(expires_at)
     invite = instance or Invite()
+    adding = invite._state.adding
     invite.org = org
     invite.email = User.objects.normalize_email(email.strip()).lower()
     invite.first_name = first_name.strip()
@@ -194,7 +223,99 @@ def create_invite(
     raw = _issue_invite_token(invite)
     _validate(invite)
     invite.save()
+    if course_ids is not None:
+        if not adding:
+            InviteCourse.objects.for_org(org.id).filter(invite=invite).delete()
+        InviteCourse.objects.bulk_create(
+            InviteCourse(org_id=org.id, invite=invite, course_id=course_id, seq=seq)
+            for seq, course_id in enumerate(course_ids, start=1)
+        )
     return invite, raw
+
+
+def check_invite_courses(*, org_id, course_ids: Sequence[uuid.UUID]) -> None:
+    """Each of ``course_ids`` is a course of the organization (published or not), listed
+    once; otherwise a ValidationError naming each offender as ``courseIds.N``."""
+    if len(course_ids) > INVITE_MAX_COURSES:
+        raise DjangoValidationError(
+            {"courseIds": [f"Ensure this field has no more than {INVITE_MAX_COURSES} elements."]}
+        )
+    course_model = InviteCourse._meta.get_field("course").related_model
+    found = set(
+        course_model.objects.for_org(org_id).filter(id__in=course_ids).values_list("id", flat=True)
+    )
+    errors, seen = {}, set()
+    for index, course_id in enumerate(course_ids):
+        if course_id in seen:
+            errors[f"courseIds.{index}"] = ["This course is listed already."]
+        elif course_id not in found:
+            errors[f"courseIds.{index}"] = ["No course of the organization has this id."]
+        seen.add(course_id)
+    if errors:
+        raise DjangoValidationError(errors)
+
+
+@transaction.atomic
+def invite_member(
+    *,
+    inviter: Membership,
+    email: str,
+    role: str = Membership.Role.LEARNER,
+    course_ids: Sequence[uuid.UUID] = (),
+    expires_at: datetime | None = None,
+    send_email: bool = False,
+    **names: str,
+) -> tuple[Invite, str]:
+    """A pending invite from ``inviter`` to their organization for ``email`` with ``names``
+    (``first_name``, ``last_name``), enrolling the invitee in ``course_ids`` when accepted
+    (CONTRACT 9.2); the raw token is returned here and never again.
+
+    In the contract's order: courses that are not the organization's are a
+    ValidationError; a role above the inviter's own, PermissionDenied; a pending, unexpired
+    invite to the same e-mail address (any case) or a member with it, a Conflict naming
+    ``email``. Invites of one organization are made one at a time (its row is locked), so
+    two at once cannot both pass that check. With ``send_email`` the accept link is
+    e-mailed by the task worker once the invite is committed."""
+    check_invite_courses(org_id=inviter.org_id, course_ids=course_ids)
+    if role_above(role, inviter.role):
+        raise PermissionDenied("You may not invite anyone with a role above your own.")
+    list(Organization.objects.select_for_update(no_key=True).filter(id=inviter.org_id))
+    email = User.objects.normalize_email(email.strip()).lower()
+    if Membership.objects.for_org(inviter.org_id).filter(user__email__iexact=email).exists():
+        raise Conflict(
+            "A member of the organization has this e-mail address.",
+            details={"email": ["A member has this e-mail address."]},
+        )
+    pending = Invite.objects.for_org(inviter.org_id).filter(
+        email__iexact=email, state=Invite.State.PENDING, expires_at__gt=timezone.now()
+    )
+    if pending.exists():
+        raise Conflict(
+            "A pending invite to this e-mail address exists already.",
+            details={"email": ["A pending invite to this e-mail address exists."]},
+        )
+    invite, raw = _new_invite(
+        org=inviter.org, invited_by=inviter, instance=None, email=email, role=role, **names,
+        expires_at=expires_at, course_ids=course_ids,
+    )  # fmt: skip
+    if send_email:
+        transaction.on_commit(partial(mail_invite, invite, raw), robust=True)
+    return invite, raw
+
+
+@transaction.atomic
+def revoke_pending_invite(*, org_id, invite_id) -> Invite:
+    """Revoke the organization's pending, unexpired invite ``invite_id`` (CONTRACT 9.2): its
+    token answers 410 from then on. Unknown: NotFound; accepted, revoked or expired: a
+    Conflict."""
+    invite = Invite.objects.for_org(org_id).select_for_update().filter(id=invite_id).first()
+    if invite is None:
+        raise not_found(Invite)
+    if invite.status != Invite.State.PENDING:
+        raise Conflict(f"Only a pending invite can be revoked; this one is {invite.status}.")
+    invite.state = Invite.State.REVOKED
+    invite.save(update_fields=["state", "updated_at"])
+    return invite
 
 
 @transaction.atomic
@@ -335,26 +456,20 @@ def accept_invite_once(
 _SEAL_SALT = "organizations.InviteReplay"
 
 
-def _xor_pad(data: bytes, raw_token: str, key: str) -> bytes:
-    """``data`` XOR a pad only the holder of the invite's raw token and the Idempotency-Key
-    can make (with the server's SECRET_KEY): SHAKE-256 of an HMAC of both. Each invite seals
-    one answer, so a pad is never used twice."""
-    material = raw_token.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
-    pad = hashlib.shake_256(salted_hmac(_SEAL_SALT, material).digest()).digest(len(data))
-    return bytes(a ^ b for a, b in zip(data, pad, strict=True))
+def _material(raw_token: str, key: str) -> bytes:
+    """What seals an accept's answer: only the holder of the invite's raw token and the
+    Idempotency-Key can make it. Each invite seals one answer, so a pad is never used
+    twice."""
+    return raw_token.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
 
 
 def _seal(token: str, raw_token: str, key: str) -> str:
-    return _xor_pad(token.encode(), raw_token, key).hex()
+    return sealing.seal(token, _SEAL_SALT, _material(raw_token, key))
 
 
 def _unseal(sealed: object, raw_token: str, key: str) -> str | None:
     """The token ``_seal`` sealed; None when it does not open (SECRET_KEY changed meanwhile)."""
-    try:
-        token = _xor_pad(bytes.fromhex(sealed), raw_token, key).decode("ascii")  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return token if token.startswith(TOKEN_PREFIX) and token.isprintable() else None
+    return sealing.unseal(sealed, _SEAL_SALT, _material(raw_token, key), prefix=TOKEN_PREFIX)
 
 
 def _user_for_invite(invite: Invite) -> User:

@@ -182,9 +182,20 @@ def client_address(request) -> str:
     return str(ip)
 
 
-def throttle_key(scope: str, address: str) -> str:
-    """Fixed length whatever the address, and no client address stored in the clear."""
-    return f"{_KEY_PREFIX}{scope}:{hashlib.sha256(address.encode()).hexdigest()[:32]}"
+def throttle_key(scope: str, subject: str) -> str:
+    """Fixed length whatever the subject, and no client address stored in the clear."""
+    return f"{_KEY_PREFIX}{scope}:{hashlib.sha256(subject.encode()).hexdigest()[:32]}"
+
+
+def take_slot(scope: str, subject: str, *, limit: int, window: int) -> float | None:
+    """Count a hit of ``subject`` (a client address, an organization's id) in ``scope`` in
+    the shared store, unless ``limit`` hits were let through in the last ``window`` seconds:
+    then the seconds until a slot frees up, the hit is not counted, and the refusal is (the
+    metrics' ``lms_throttled_requests_total{scope}``)."""
+    wait = shared_window_store().hit(throttle_key(scope, subject), limit=limit, window=window)
+    if wait is not None:
+        count_throttled(scope)
+    return wait
 
 
 class SharedSlidingWindowThrottle(BaseThrottle):
@@ -195,10 +206,7 @@ class SharedSlidingWindowThrottle(BaseThrottle):
 
     def allow_request(self, request, view) -> bool:
         limit, window = parse_rate(api_settings.DEFAULT_THROTTLE_RATES[self.scope])
-        key = throttle_key(self.scope, client_address(request))
-        self._wait = shared_window_store().hit(key, limit=limit, window=window)
-        if self._wait is not None:
-            count_throttled(self.scope)
+        self._wait = take_slot(self.scope, client_address(request), limit=limit, window=window)
         return self._wait is None
 
     def wait(self) -> float | None:

@@ -2,27 +2,40 @@ from datetime import timedelta
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lms import idempotency
 from lms.errors import validation_error
-from lms.tenancy import OrgScopedViewMixin, get_or_404
+from lms.pagination import EnvelopePagination
+from lms.tenancy import OrgScopedViewMixin, get_or_404, not_found
 from lms.web.renderers import rendered
 from lms.web.shapes import Shape
 from organizations.authentication import bearer_token
-from organizations.models import Membership
+from organizations.models import Invite, Membership
 from organizations.permissions import IsOrgAdmin
-from organizations.selectors import available_invite
+from organizations.selectors import available_invite, invites_listed, with_course_ids
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
+    INVITE_STATUSES,
     AcceptedInviteSerializer,
+    CreatedInviteSerializer,
+    CreateInviteSerializer,
+    InviteListParams,
     InviteSerializer,
+    ListedInviteSerializer,
     MintedTokenSerializer,
     MintTokenSerializer,
 )
-from organizations.services import accept_invite_once, mint_member_token, sign_out
+from organizations.services import (
+    accept_invite_once,
+    invite_member,
+    mint_member_token,
+    revoke_pending_invite,
+    sign_out,
+)
 from organizations.throttling import InviteLookupThrottle
 
 INVITE = Shape(InviteSerializer)
@@ -168,3 +181,92 @@ class SignOutView(APIView):
     def delete(self, request):
         sign_out(membership=request.auth, raw_token=bearer_token(request))
         return Response(status=204)
+
+
+class InviteListView(OrgScopedViewMixin, generics.GenericAPIView):
+    """GET and POST /api/organizations/invites (CONTRACT 9.2): owner, admin."""
+
+    model = Invite
+    permission_classes = [IsOrgAdmin]
+    pagination_class = EnvelopePagination
+    serializer_class = ListedInviteSerializer
+    filter_backends: list = []
+    omit_error_statuses = ("404", "429")
+
+    @property
+    def error_statuses(self) -> tuple[str, ...]:
+        # An invite to a member's, or a pending invite's, e-mail address: 409 naming email.
+        method = getattr(getattr(self, "request", None), "method", "GET")
+        return ("409",) if method == "POST" else ()
+
+    def get_queryset(self):  # the schema's; the list reads through selectors.invites_listed
+        return Invite.objects.none()
+
+    @extend_schema(
+        operation_id="list_invites",
+        summary="List invites (owner, admin), newest first",
+        description="The organization's invites, newest first, a page at a time, without "
+        "their tokens; `status` keeps those of one status (`expired`: pending past its "
+        "`expiresAt`). Roles: owner, admin.",
+        parameters=[
+            OpenApiParameter(
+                "status",
+                {"type": "string", "enum": list(INVITE_STATUSES)},
+                OpenApiParameter.QUERY,
+                required=False,
+                description="Only the invites of this status. Anything else: 400.",
+            )
+        ],
+        responses=ListedInviteSerializer(many=True),
+    )
+    def get(self, request):
+        params = InviteListParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        org_id = self.org.id
+        rows = self.paginate_queryset(invites_listed(org_id, params.validated_data.get("status")))
+        with_course_ids(rows, org_id)
+        return self.get_paginated_response(ListedInviteSerializer(rows, many=True).data)
+
+    @extend_schema(
+        operation_id="create_invite",
+        summary="Invite a person (owner, admin); the token is shown this once",
+        description="A pending invite to the caller's organization, with the role (never "
+        "above the caller's own) and the courses that accepting it enrols the new member in. "
+        "`sendEmail: true` e-mails the accept link after the invite is saved. The answer's "
+        "`token` reads and accepts the invite and is shown only here. Roles: owner, admin. "
+        "See the [API guide](/api/docs/guide).",
+        request=CreateInviteSerializer,
+        responses={201: CreatedInviteSerializer},
+    )
+    def post(self, request):
+        body = CreateInviteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        invite, raw = invite_member(inviter=request.auth, **body.validated_data)
+        invite.token = raw
+        response = Response(CreatedInviteSerializer(invite).data, status=201)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class InviteRevokeView(OrgScopedViewMixin, APIView):
+    """POST /api/organizations/invites/{inviteId}/revoke (CONTRACT 9.2): owner, admin."""
+
+    model = Invite
+    permission_classes = [IsOrgAdmin]
+    omit_error_statuses = ("400", "429")
+    error_statuses = ("409",)
+
+    @extend_schema(
+        operation_id="revoke_invite",
+        summary="Revoke a pending invite (owner, admin)",
+        description="Its token answers 410 from then on. An invite that is not pending "
+        "(accepted, revoked or expired): 409. Roles: owner, admin.",
+        request=None,
+        responses={200: ListedInviteSerializer},
+    )
+    def post(self, request, inviteId):
+        if inviteId is None:
+            raise not_found(Invite)
+        invite = revoke_pending_invite(org_id=self.org.id, invite_id=inviteId)
+        with_course_ids([invite], self.org.id)
+        return Response(ListedInviteSerializer(invite).data)

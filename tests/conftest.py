@@ -1,17 +1,104 @@
+import subprocess
+
 import pytest
 
 from lms import events
 from organizations.models import Membership
 from tests.factories import OrganizationFactory
 from tests.helpers import ApiClient, make_member, org_fixture
+from tests.proof import fuzz_stats
 
 Role = Membership.Role
 
+# Tests that start a process (a server, a worker, a browser, a throwaway PostgreSQL, a
+# command) or serve on a live socket are marked ``processes``: `make quick` leaves them out,
+# and under pytest-xdist they all run on one worker, one after another (the group below), so
+# no two of them compete for ports, Redis databases, clusters or the machine's two cores.
+PROCESSES = "processes"
+_running: list[pytest.Item] = []  # the test being run, for the guard on subprocess.Popen
 
+
+def _starts_processes(item: pytest.Item) -> bool:
+    return item.get_closest_marker(PROCESSES) is not None or "live_server" in item.fixturenames
+
+
+def pytest_configure(config):
+    """Under xdist, ``--dist load`` (what ``-n`` implies) becomes ``loadgroup``, so the
+    ``processes`` group is kept on one worker however the run was started."""
+    if getattr(config.option, "dist", "no") in {"load", "worksteal"}:
+        config.option.dist = "loadgroup"
+    subprocess.Popen.__init__ = _guarded_popen_init(subprocess.Popen.__init__)
+
+
+def _guarded_popen_init(init):
+    """A test not marked ``processes`` that starts one fails, saying to mark it: so
+    `make quick` stays in-process and the xdist group holds every test that needs it."""
+
+    def guarded(self, *args, **kwargs):
+        if _running and not _starts_processes(_running[-1]):
+            raise RuntimeError(
+                f"{_running[-1].nodeid} starts a process: mark it "
+                f"@pytest.mark.{PROCESSES} (tests/conftest.py says why)"
+            )
+        init(self, *args, **kwargs)
+
+    return guarded
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.pop()
+
+
+# A test's own body too; teardowns are not watched (a wider fixture ends after whichever test
+# ran last, marked or not).
+pytest_runtest_call = pytest_runtest_setup
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker hands its schema-fuzzing counts to the controller, which prints them."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["fuzz_cases"] = dict(fuzz_stats.cases)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    fuzz_stats.cases.update(getattr(node, "workeroutput", {}).get("fuzz_cases", {}))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The schema fuzzer's case count, so every CI log shows how much was fuzzed."""
+    if not fuzz_stats.cases:
+        return
+    runs: dict[str, list[int]] = {}
+    for key, count in fuzz_stats.cases.items():
+        run = key.split(":", 1)[0]
+        runs.setdefault(run, []).append(count)
+    total = sum(fuzz_stats.cases.values())
+    detail = ", ".join(
+        f"{run}: {sum(counts)} cases over {len(counts)} operations"
+        for run, counts in sorted(runs.items())
+    )
+    terminalreporter.write_line(f"schemathesis: {total} cases ({detail})")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``postgres`` are skipped, with the reason, when running on SQLite."""
+    """Tests that start processes or use the live server are marked ``processes`` and
+    grouped for xdist; tests marked ``postgres`` are skipped, with the reason, on SQLite."""
     from django.conf import settings
 
+    grouped = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        if _starts_processes(item):
+            item.add_marker(PROCESSES)
+            if grouped:
+                item.add_marker(pytest.mark.xdist_group(PROCESSES))
     if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL to run it)")

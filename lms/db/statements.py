@@ -242,6 +242,33 @@ def shift_down(
     )
 
 
+def next_number(model: type[Model], *, org_id: Any, counter: str) -> int:
+    """The organization's next number of ``model``'s ``counter`` (1 for the first), counted
+    in its one row per organization (a unique constraint on ``org`` alone): one ``INSERT ...
+    ON CONFLICT (org) DO UPDATE SET counter = counter + 1 RETURNING counter``, on PostgreSQL
+    and SQLite alike. The row stays locked until the caller's transaction ends, so the
+    numbers of concurrent transactions are given, and committed, one after the other.
+    Every other column of a new row is filled as the model would (``fillers``)."""
+    connection, meta, quote = _target(model)
+    org, value = meta.get_field("org"), meta.get_field(counter)
+    filled = fillers(model, [org, value], by=f"statements.next_number({meta.label}, ...)")
+    table, column = quote(meta.db_table), quote(value.column)
+    columns = [quote(org.column), column, *(quote(field.column) for field, _ in filled)]
+    with preparing_cursor(connection) as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} AS c ({', '.join(columns)})"
+            f" VALUES ({', '.join(['%s'] * len(columns))})"
+            f" ON CONFLICT ({quote(org.column)}) DO UPDATE SET {column} = c.{column} + 1"
+            f" RETURNING {column}",
+            [
+                org.get_db_prep_value(org_id, connection),
+                1,
+                *(field.get_db_prep_save(make(), connection) for field, make in filled),
+            ],
+        )
+        return cursor.fetchone()[0]
+
+
 class Adjust:
     """``UPDATE`` of the rows of ``model`` that ``keys`` (field names) pick within an
     organization, each call setting ``assign`` (field names) to given values, adding given

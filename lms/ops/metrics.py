@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -158,9 +159,10 @@ def exposition() -> bytes:
     return generate_latest(registry)
 
 
+@csrf_exempt  # else a POST without the token met the CSRF check's 403, unlike an unknown route
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """``GET /metrics`` for the bearer of ``LMS_METRICS_TOKEN``; to anyone else, and to
-    everyone when no token is set, the 404 of an unknown route."""
+    everyone when no token is set, whatever the method, the 404 of an unknown route."""
     expected = settings.LMS_METRICS_TOKEN
     scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
     if not (

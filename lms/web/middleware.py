@@ -129,7 +129,7 @@ class JsonErrorMiddleware:
             if isinstance(error, errors.ServiceUnavailable):
                 # The database is down: staff, like API clients, get a 503 to retry, not a 500.
                 response = HttpResponse(error.message, status=503, content_type="text/plain")
-                response["Retry-After"] = "5"
+                response["Retry-After"] = error.retry_after
                 return response
             return None
         return errors.error_response(error, **{k.replace("-", "_"): v for k, v in headers.items()})

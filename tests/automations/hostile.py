@@ -97,3 +97,9 @@ def then(*scripts: Callable[[socket.socket], None]) -> Callable[[socket.socket],
 
 def send(data: bytes) -> Callable[[socket.socket], None]:
     return lambda sock: sock.sendall(data)
+
+
+def silent(sock: socket.socket) -> None:
+    """Answers nothing, until the sender hangs up (a tarpit)."""
+    while sock.recv(65536):
+        pass

@@ -68,6 +68,18 @@ def test_send_test_records_a_test_run_for_the_staff_user_and_links_to_it(org):
     assert f"{RUNS}{run.pk}/change/" in said
 
 
+def test_send_test_beyond_the_organizations_limit_says_so_and_records_nothing(org, settings):
+    settings.LMS_TEST_SENDS_PER_MINUTE = 1
+    automation = AutomationFactory(org=org)
+    client = admin_client(org)
+    client.post(f"{AUTOMATIONS}{automation.pk}/send-test/", follow=True)
+    response = client.post(f"{AUTOMATIONS}{automation.pk}/send-test/", follow=True)
+    assert response.status_code == 200
+    [said] = messages_of(response)
+    assert said.startswith("Too many requests; retry in ")
+    assert AutomationRun.objects.for_org(org).count() == 1
+
+
 def test_the_buttons_answer_post_only_with_a_csrf_token(org):
     automation = AutomationFactory(org=org)
     client = admin_client(org)

@@ -4,10 +4,12 @@ here in-process one attempt at a time (the worker tests run them in a real worke
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -371,8 +373,7 @@ def test_while_no_worker_takes_them_the_sweep_enqueues_each_run_once_per_lease_a
     assert swept == 4
     assert set(_execute_tasks_per_run().values()) == {4}
     # A worker takes a run: it is no longer waiting, and dies; a lease later it is swept.
-    run = waiting.first()
-    assert runs.claim(run.id) is not None
+    assert runs.claim() is not None
     later(121)
     assert runs.sweep_runs() == 1
 
@@ -400,3 +401,29 @@ def test_sweeps_at_the_same_time_enqueue_each_run_once(settings, org):
     assert sum(swept) == 300
     counts = _execute_tasks_per_run()
     assert len(counts) == 300 and set(counts.values()) == {1}
+
+
+def test_the_sweep_deletes_task_results_finished_longer_ago_than_kept(settings):
+    """A burst of test sends once left hundreds of task rows that nothing deleted: each sweep
+    deletes those finished more than LMS_TASK_RESULTS_KEEP_SECONDS ago, never a task still
+    waiting or running, nor one finished recently."""
+    settings.LMS_TASK_RESULTS_KEEP_SECONDS = 3600
+    now = timezone.now()
+
+    def task(status: str, finished_ago: float | None) -> DBTaskResult:
+        return DBTaskResult.objects.create(
+            status=status,
+            args_kwargs={"args": [], "kwargs": {}},
+            task_path="automations.tasks.execute_run",
+            backend_name="default",
+            run_after=now,
+            finished_at=None if finished_ago is None else now - timedelta(seconds=finished_ago),
+        )
+
+    old = [task("SUCCESSFUL", 3700), task("FAILED", 7200)]
+    kept = [task("SUCCESSFUL", 60), task("READY", None), task("RUNNING", None)]
+    out = io.StringIO()
+    call_command("sweep_automation_runs", stdout=out)
+    assert "Deleted 2 finished task result(s)." in out.getvalue()
+    remaining = set(DBTaskResult.objects.values_list("id", flat=True))
+    assert remaining == {t.id for t in kept} and not remaining & {t.id for t in old}

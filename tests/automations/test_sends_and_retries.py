@@ -95,9 +95,10 @@ def test_a_test_send_writes_to_the_caller_and_enrolls_nobody_even_when_disabled(
             welcome_email(to="hr@example.com", subject="To HR"),
         ],
     )
-    # the token, the automation, its example course, the run's insert, then the answer's
-    # action rows and revision (and the transaction's savepoint)
-    with django_assert_max_num_queries(8):
+    # the token, the automation, the organization's test sends (the first of a minute also
+    # purges stale counts, in a savepoint), its example course, the run's insert, then the
+    # answer's action rows and revision (and the transaction's savepoint)
+    with django_assert_max_num_queries(12):
         answer = api.post(sending_url(automation.id), token=admin.token)
     assert answer.status_code == 202, answer.content
     run = answer.json()
@@ -151,6 +152,28 @@ def test_a_test_run_is_handed_to_the_worker_after_the_commit(
     (task,) = DBTaskResult.objects.all()
     assert task.task_path == "automations.tasks.start_runs"
     assert task.args_kwargs["kwargs"]["run_ids"] == [run["id"]]
+
+
+def test_test_sends_beyond_the_organizations_limit_are_throttled_and_record_nothing(
+    api, owner, other_org, settings
+):
+    """CONTRACT 8.8: LMS_TEST_SENDS_PER_MINUTE per organization in any 60 seconds, whichever
+    automation; beyond it 429 throttled with Retry-After, and no run. Another organization
+    still sends."""
+    settings.LMS_TEST_SENDS_PER_MINUTE = 3
+    automations = [AutomationFactory(org=owner.org) for _ in range(2)]
+    statuses = [
+        api.post(sending_url(automations[n % 2].id), token=owner.token).status_code
+        for n in range(3)
+    ]
+    assert statuses == [202] * 3
+    refused = api.post(sending_url(automations[1].id), token=owner.token)
+    assert_error(refused, 429, "throttled")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert AutomationRun.objects.for_org(owner.org).count() == 3
+    other = make_member(other_org, "owner")
+    elsewhere = AutomationFactory(org=other_org)
+    assert api.post(sending_url(elsewhere.id), token=other.token).status_code == 202
 
 
 def test_real_runs_have_no_test_mark(api, owner):

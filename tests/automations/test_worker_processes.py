@@ -17,11 +17,11 @@ import time
 
 import pytest
 
-from tests.automations.hostile import HostileReceiver, send, then, trickle
+from tests.automations.hostile import HostileReceiver, send, silent, then, trickle
 from tests.automations.workers import SETUP, Receiver, deployment, wait_for
 from tests.throwaway_postgres import throwaway_postgres
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 _numbers = itertools.count(1)
 
 
@@ -298,6 +298,37 @@ def test_a_receiver_trickling_for_40_s_delays_another_organizations_delivery_by_
             assert action["attempts"] == 1 and action["status"] == "running"
     finally:
         trickler.close()
+
+
+@pytest.mark.parametrize("backend", ["database", "rq"])
+def test_one_organizations_retries_do_not_hold_up_anothers_new_run(tmp_path, receiver, backend):
+    """One worker, a 1 s deadline: six automations of one organization call a receiver that
+    never answers, so by the time their first attempts are over their retries are due, one
+    after another. Another organization's new run, caused then, waits for the attempt under
+    way and no retry (before, the database backend handed out every due retry first, and
+    RQ the retries that had reached its queue before it)."""
+    tarpit = HostileReceiver(silent)
+    settings = {
+        "LMS_WEBHOOK_DEADLINE_SECONDS": "1",
+        "LMS_AUTOMATION_LEASE_SECONDS": "30",
+        "LMS_AUTOMATION_RETRY_BASE_SECONDS": "0.1",
+    }
+    try:
+        with deployment(tmp_path, **settings, **_backend(backend)) as stack:
+            busy_org, other_org = world(stack), world(stack)
+            for _ in range(6):
+                create(stack, busy_org, "activity.completed", [hook(tarpit, "/never")])
+            path = f"/ok/{next(_numbers)}"
+            create(stack, other_org, "activity.completed", [hook(receiver, path)])
+            complete(stack, busy_org, busy_org["courses"][0]["activity"])
+            wait_for(lambda: len(tarpit.connections) >= 6, timeout=20, what="first attempts")
+            time.sleep(0.5)  # the retries of the first five are due, some in the queue
+            complete(stack, other_org, other_org["courses"][0]["activity"])
+            caused = time.monotonic()
+            (delivered,) = wait_for(lambda: receiver.to(path), timeout=40, what="the new run")
+            assert delivered["at"] - caused < 2.5  # the attempt under way (1 s), and no retry
+    finally:
+        tarpit.close()
 
 
 @pytest.mark.postgres

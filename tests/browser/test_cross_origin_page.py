@@ -17,6 +17,8 @@ import pytest
 from harness.processes import gunicorn_server
 from tests.proof.processes import clean_env, manage
 
+pytestmark = pytest.mark.processes
+
 # What the page reads: one constant, the only place that names the endpoint.
 ENDPOINT = "/api/learn/courses"
 # The pages' origins: another loopback address than the API's 127.0.0.1, so another origin

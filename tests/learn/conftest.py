@@ -1,5 +1,6 @@
 import pytest
 
+from tests.browser.live_api import LiveApi
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
 
 
@@ -30,3 +31,9 @@ def make_activity(module):
         return ActivityFactory(module=module, settings=settings or None)
 
     return make
+
+
+@pytest.fixture
+def live(live_server) -> LiveApi:
+    """The API of the live server over real HTTP (a test using it is a transactional one)."""
+    return LiveApi(live_server.url)

@@ -254,6 +254,7 @@ def test_one_compiled_read_is_prepared_for_the_values_its_policy_asks(bundles, o
 
 @pytest.mark.parametrize("pool", ["false", "true"])
 @pytest.mark.parametrize("prepare, threshold", [("", 5), ("true", 5), ("false", None)])
+@pytest.mark.processes
 def test_lms_db_prepare_sets_the_connections_threshold(tmp_path, pool, prepare, threshold):
     """The settings' PostgreSQL options, read in a process of their own (settings are read
     once): prepared statements on unless turned off, with or without the pool."""
@@ -266,9 +267,12 @@ def test_lms_db_prepare_sets_the_connections_threshold(tmp_path, pool, prepare, 
     }
     done = subprocess.run(
         [sys.executable, "-c", "from lms import settings; import json; "
-         "print(json.dumps(settings.DATABASES['default']['OPTIONS']))"],
+         "print(json.dumps(settings.DATABASES['default']['OPTIONS'], default=repr))"],
         cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     options = json.loads(done.stdout)
     assert options.get("prepare_threshold") == threshold
+    # No statement carries its values; none is prepared unless it asks.
+    assert options["server_side_binding"] is True
+    assert options["cursor_factory"] == "<class 'lms.db.cursors.BindingCursor'>"
     assert ("pool" in options) == (pool == "true")

@@ -170,6 +170,7 @@ def test_an_options_that_is_no_preflight_keeps_its_answers(api, learner):
     assert wrong["Access-Control-Allow-Origin"] == FRONT
 
 
+@pytest.mark.processes
 def test_the_setting_comes_from_lms_cors_origins():
     code = (
         "import json; from django.conf import settings; "

@@ -37,6 +37,7 @@ def test_static_files_are_logged_unless_turned_off(api, settings, caplog, log_st
     assert access_paths(caplog) == ([STATIC, "/healthz"] if log_static else ["/healthz"])
 
 
+@pytest.mark.processes
 def test_static_files_are_logged_by_default(tmp_path):
     """Production logs what it serves (a proxy in front may leave static files to it)."""
     env = base_env(LMS_VAR_DIR=str(tmp_path))
@@ -45,6 +46,7 @@ def test_static_files_are_logged_by_default(tmp_path):
     assert out.strip() == "True"
 
 
+@pytest.mark.processes
 def test_a_failing_readiness_probe_is_one_warning_line(tmp_path):
     """A process whose database is a closed port: each probe answers 503 and writes one
     WARNING line that says why, and no traceback."""
@@ -74,6 +76,7 @@ def test_a_failing_readiness_probe_is_one_warning_line(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.processes
 def test_gunicorns_start_line_names_its_address(tmp_path):
     env = base_env(
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -89,6 +92,7 @@ def test_gunicorns_start_line_names_its_address(tmp_path):
     assert re.search(rf"Listening at: http://127\.0\.0\.1:{server.port} \(\d+\)", started[0])
 
 
+@pytest.mark.processes
 def test_make_serve_logs_requests_but_not_static_files(tmp_path):
     """`make serve` as a developer runs it: the start line names the address; a page's static
     file leaves no access line, an API request does."""

@@ -38,6 +38,7 @@ def test_seed_demo_prints_urls_where_the_server_listens(monkeypatch, capsys, bin
 
 
 @pytest.mark.parametrize(("target", "seeds"), [("run", True), ("serve", False)])
+@pytest.mark.processes
 def test_make_serve_does_not_re_seed_and_both_follow_lms_bind(target, seeds):
     done = subprocess.run(
         ["make", "-n", target, "LMS_BIND=0.0.0.0:9001"],

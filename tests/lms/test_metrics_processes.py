@@ -10,10 +10,13 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.processes import get, gunicorn_server
 from tests.organizations.servers import base_env, run_django
+
+pytestmark = pytest.mark.processes
 
 TOKEN = "metrics-token-for-the-processes-test"
 SETUP = """

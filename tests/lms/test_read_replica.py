@@ -34,6 +34,8 @@ import pytest
 from harness.processes import HOST, free_port, gunicorn_server
 from tests.organizations.servers import base_env, run_django
 
+pytestmark = pytest.mark.processes
+
 PIN_SECONDS = 9
 MAX_LAG_SECONDS = 8
 CHECK_SECONDS = 0.5

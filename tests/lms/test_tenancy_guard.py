@@ -52,6 +52,9 @@ def world(org, other_org):
         org=other_org, course=their_activity.course, membership=theirs.membership
     )
     return {
+        "my_member": make_member(org).membership,
+        "my_course": ActivityFactory(org=org, module__course__org=org).course,
+        "member": theirs.membership,
         "my_download": DownloadFactory(org=org),
         "my_asset": AssetFactory(org=org),
         "download": their_download,
@@ -60,7 +63,6 @@ def world(org, other_org):
         "course": their_activity.course,
         "automation": (their_automation := AutomationFactory(org=other_org)),
         "run": make_run(their_automation, status="failed"),
-        "member": theirs.membership,
     }
 
 
@@ -126,6 +128,12 @@ CASES = {
             f"/api/learn/courses/{MISSING}/enrollments",
             None,
         ),
+        (
+            "POST",
+            f"/api/learn/courses/{w['course'].id}/enrollments",
+            f"/api/learn/courses/{MISSING}/enrollments",
+            {"memberIds": [str(w["my_member"].id)]},
+        ),
     ],
     "api/learn/courses/<id:courseId>/report": lambda w: [
         (
@@ -133,6 +141,28 @@ CASES = {
             f"/api/learn/courses/{w['course'].id}/report",
             f"/api/learn/courses/{MISSING}/report",
             None,
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/enrollments/<id:memberId>": lambda w: [
+        (
+            "DELETE",
+            f"/api/learn/courses/{w['course'].id}/enrollments/{w['my_member'].id}",
+            f"/api/learn/courses/{MISSING}/enrollments/{w['my_member'].id}",
+            None,
+        ),
+        (
+            "DELETE",
+            f"/api/learn/courses/{w['my_course'].id}/enrollments/{w['member'].id}",
+            f"/api/learn/courses/{w['my_course'].id}/enrollments/{MISSING}",
+            None,
+        ),
+    ],
+    "api/organizations/members/<id:memberId>/tokens": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/members/{w['member'].id}/tokens",
+            f"/api/organizations/members/{MISSING}/tokens",
+            {},
         ),
     ],
     "api/automations/<id:id>": lambda w: [
@@ -177,14 +207,6 @@ CASES = {
             None,
         ),
     ],
-    "api/organizations/members/<id:memberId>/tokens": lambda w: [
-        (
-            "POST",
-            f"/api/organizations/members/{w['member'].id}/tokens",
-            f"/api/organizations/members/{MISSING}/tokens",
-            {},
-        ),
-    ],
 }
 # Ids carried in bodies rather than paths.
 BODY_CASES = [
@@ -207,7 +229,9 @@ MODELS = {
     "learn.Progress": "never by id",
     "learn.ProgressReport": "never by id",
     "learn.IdempotencyRecord": "never by id; scoped to the caller",
-    "learn.CourseCompletion": "never by id; read through the caller's course progress",
+    "learn.CourseCompletion": "never by id; read through the caller's course progress and "
+    "the organization's completions feed",
+    "learn.CompletionSequence": "never read by the API; written by a completion",
     "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",

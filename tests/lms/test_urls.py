@@ -23,11 +23,16 @@ PATHS = [
     f"/api/downloads/{ID}/assets/{ID}",
     "/api/learn/progress",
     "/api/learn/courses",
+    "/api/learn/completions",
     f"/api/learn/courses/{ID}",
     f"/api/learn/courses/{ID}/activities",
     f"/api/learn/courses/{ID}/progress",
+    f"/api/learn/courses/{ID}/enrollments",
+    f"/api/learn/courses/{ID}/enrollments/{ID}",
     "/api/bundles",
     f"/api/organizations/members/{ID}/tokens",
+    "/api/organizations/invites",
+    f"/api/organizations/invites/{ID}/revoke",
     "/api/organizations/invites/inv_abc/accept",
     "/api/organizations/invites/inv_abc",
     "/api/automations",
@@ -74,7 +79,7 @@ def test_every_route_name_reverses_to_the_same_path():
     names = [route.name for section in SECTIONS for route in routes(*section)]
     assert len(names) == len(PATHS) - 1
     for name in names:
-        keys = ("downloadId", "assetId", "courseId", "id", "runId", "memberId")
+        keys = ("downloadId", "assetId", "courseId", "id", "runId", "memberId", "inviteId")
         kwargs = {key: ID for key in keys}
         kwargs["token"] = "inv_abc"
         for subset in _kwarg_subsets(kwargs):

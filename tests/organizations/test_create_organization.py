@@ -125,6 +125,7 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.django_db(transaction=False)
+@pytest.mark.processes
 def test_as_an_operator_would_from_the_command_line_to_the_served_api(tmp_path):
     """migrate, create_organization (twice: the second is refused with one line and exit 1),
     then gunicorn serves the owner's token."""

@@ -98,6 +98,7 @@ def test_a_manifest_whose_tokens_were_revoked_is_flagged(manifest_path):
 
 
 @pytest.mark.parametrize(("target", "prints"), [("run", "seed_demo"), ("serve", "demo_manifest")])
+@pytest.mark.processes
 def test_make_run_and_serve_print_the_manifest(target, prints):
     done = subprocess.run(
         ["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60

@@ -346,8 +346,9 @@ def test_unknown_tokens_cannot_be_enumerated_through_accept(api, rate):
 # The throttle (one upsert); then the locked invite, the user lookup and insert (in a
 # savepoint), the membership lookup and insert (in a savepoint), the token (in a savepoint)
 # and the invite's update, all in one savepoint; and invite.accepted's look-up of the
-# organization's automations.
-ACCEPT_QUERIES = 17
+# invite's courses (none here: see test_invite_courses.py) and of the organization's
+# automations.
+ACCEPT_QUERIES = 18
 
 
 def test_query_count_is_pinned(api, org, django_assert_num_queries):

@@ -21,6 +21,8 @@ from django.db import connection
 from tests.organizations.factories import make_invite
 from tests.organizations.servers import base_env, fetch, gunicorn_servers, run_django
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 6
 EXPECTED = {"email": "grace.hopper@example.com", "firstName": "Grace", "lastName": "Hopper"}
 

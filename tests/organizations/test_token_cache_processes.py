@@ -9,7 +9,11 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.organizations.servers import base_env, fetch, gunicorn_servers, run_django
+
+pytestmark = pytest.mark.processes
 
 SETUP = """
 import json

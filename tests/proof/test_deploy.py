@@ -21,6 +21,8 @@ from tests.proof.processes import (
     production_env,
 )
 
+pytestmark = pytest.mark.processes
+
 # Behind the TLS-terminating proxy the README assumes: the public host, and the scheme the
 # proxy saw (without it, LMS_HTTPS=true rightly redirects every request to https).
 PROXY_HEADERS = {"Host": "lms.example.com", "X-Forwarded-Proto": "https"}

@@ -9,8 +9,12 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from harness.processes import answers, free_port, make_target, wait_for
 from tests.proof.processes import developer_env
+
+pytestmark = pytest.mark.processes
 
 
 def _session(sid: int) -> dict[int, list[str]]:

@@ -15,9 +15,12 @@ import pytest
 from harness.processes import gunicorn_command
 from tests.proof.processes import ROOT, gunicorn_server, manage, production_env
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/net/tcp").exists(), reason="reads the connections from Linux's /proc"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not Path("/proc/net/tcp").exists(), reason="reads the connections from Linux's /proc"
+    ),
+    pytest.mark.processes,
+]
 
 CONNECTIONS = 16
 HEADERS = {"Host": "lms.example.com"}

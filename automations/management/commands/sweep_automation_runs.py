@@ -4,6 +4,7 @@ import time
 from django.core.management.base import BaseCommand
 from django.db import InterfaceError, OperationalError, connections
 
+from automations.queue import prune_results
 from automations.runs import sweep_runs
 
 logger = logging.getLogger(__name__)
@@ -12,8 +13,9 @@ logger = logging.getLogger(__name__)
 class Command(BaseCommand):
     help = (
         "Enqueue the automation runs that are overdue by a lease: their worker died mid-run, "
-        "or their hand-off to the worker was lost. Once, or every --every seconds (a sweep "
-        "that cannot reach the database is tried again at the next one)."
+        "or their hand-off to the worker was lost; and delete the task results finished "
+        "more than LMS_TASK_RESULTS_KEEP_SECONDS ago. Once, or every --every seconds (a "
+        "sweep that cannot reach the database is tried again at the next one)."
     )
 
     def add_arguments(self, parser):
@@ -23,6 +25,7 @@ class Command(BaseCommand):
         while True:
             try:
                 count = sweep_runs()
+                pruned = prune_results()
             except (OperationalError, InterfaceError) as exc:
                 if not every:
                     raise
@@ -37,6 +40,8 @@ class Command(BaseCommand):
             else:
                 if count or not every:
                     self.stdout.write(f"Enqueued {count} overdue run(s).")
+                if pruned:
+                    self.stdout.write(f"Deleted {pruned} finished task result(s).")
             if not every:
                 return
             try:

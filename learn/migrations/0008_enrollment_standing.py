@@ -21,7 +21,7 @@ def fill_standing(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("learn", "0006_enrollment_due_at"),
+        ("learn", "0007_completions_feed"),
         ("organizations", "0006_invite_accept_replays"),
     ]
 

@@ -24,7 +24,7 @@ def _descending(key: str) -> RunSQLOn:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("learn", "0007_enrollment_standing"),
+        ("learn", "0008_enrollment_standing"),
         ("organizations", "0006_invite_accept_replays"),
     ]
 
