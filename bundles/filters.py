@@ -8,8 +8,9 @@ from django.db.models import F, OrderBy
 from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ErrorDetail
 
-from bundles.models import Bundle, CodePointOrder
+from bundles.models import Bundle
 from lms import sorting
+from lms.db.collation import CodePointOrder
 from lms.sorting import SortKey
 
 SEARCH_MAX_LENGTH = 200

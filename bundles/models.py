@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Value
 from django.db.models.functions import Lower
 
-from lms.db.order import CodePointOrder
+from lms.db.collation import CodePointOrder
 from lms.models import StampField
 from lms.tenancy import (
     AllOrgsManager,

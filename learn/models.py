@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from learn import completion
-from lms.db.order import CodePointOrder
+from lms.db.collation import CodePointOrder
 from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
 from lms.web.parsers import nested_too_deep
 

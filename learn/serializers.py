@@ -540,7 +540,9 @@ class CompletionSerializer(serializers.Serializer):
     memberId = serializers.UUIDField(source="membership_id", help_text="The membership's id.")
     email = serializers.EmailField(help_text="The member's e-mail address.")
     completedAt = serializers.DateTimeField(
-        source="completed_at", help_text="When the course was completed (7.4's completedAt)."
+        source="completed_at",
+        help_text="When the course was completed: the learner's completedAt in the course's "
+        "progress.",
     )
 
 

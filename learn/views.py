@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -47,7 +46,7 @@ from learn.wire_reads import (
 from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
-from lms.pagination import EnvelopePagination, Page, PageParams, envelope, read_page
+from lms.pagination import Page, PagedListView, PageParams, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin, ids_or_404, not_found
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
@@ -183,17 +182,12 @@ class CourseProgressView(OrgScopedViewMixin, APIView):
         return Response(CourseProgressSerializer(progress).data)
 
 
-class MyCoursesView(OrgScopedViewMixin, generics.ListAPIView):
+class MyCoursesView(OrgScopedViewMixin, PagedListView):
     """The published courses the caller is enrolled in, most recently enrolled first, a page
     at a time, each with the caller's status, progress and completion."""
 
     model = Enrollment
     serializer_class = EnrolledCourseSerializer
-    pagination_class = EnvelopePagination
-    filter_backends: list = []
-
-    def get_queryset(self):  # the schema's; the list reads through learn.wire_reads
-        return Enrollment.objects.none()
 
     @extend_schema(
         operation_id="list_my_courses",

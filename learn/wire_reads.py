@@ -50,8 +50,8 @@ from learn.selectors import (
     stored_completion,
 )
 from learn.serializers import ACTIVITY
+from lms.db.collation import CodePointOrder
 from lms.db.compiled import Compiled
-from lms.db.order import CodePointOrder
 from lms.db.wire import WireId, WireTime
 from lms.pagination import Page, feed_cursor, page_rows
 from lms.sorting import SortKey
@@ -66,7 +66,7 @@ from organizations.api import Membership, Organization
 # access check is read on its own only when no activity is listed.
 _COURSE_ACCESS = Compiled(
     lambda org_id, membership_id, course_id: (
-        published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
+        published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")  # type: ignore[misc]
     ),
     prepare=True,
 )

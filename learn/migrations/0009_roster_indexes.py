@@ -6,7 +6,7 @@ bundles' search index), so a search reads only its course's matches."""
 
 from django.db import migrations, models
 
-import lms.db.order
+import lms.db.collation
 from lms.db.migration_operations import RunSQLOn
 
 _FILTERED = '"membership_id" DESC, "id", "stage", "due_at"'
@@ -72,7 +72,7 @@ class Migration(migrations.Migration):
             index=models.Index(
                 models.F("org"),
                 models.F("course"),
-                lms.db.order.CodePointOrder(models.F("email_key")),
+                lms.db.collation.CodePointOrder(models.F("email_key")),
                 models.F("membership"),
                 models.F("id"),
                 models.F("stage"),

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.processes]
 
 ROOT = Path(__file__).resolve().parents[2]
 

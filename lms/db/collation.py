@@ -1,4 +1,4 @@
-"""Text compared in the same order on every database."""
+"""Text compared in Unicode code-point order on every database."""
 
 from __future__ import annotations
 
