@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
 from learn.models import Enrollment
-from learn.serializers import ROSTER_CSV_ROW
+from learn.serializers import ROSTER_ROW
 from learn.wire_reads import roster_lines
 from lms.web.csv_export import CHUNK_ROWS, cells, csv_response
 
@@ -27,7 +27,7 @@ def roster_csv_response(
     many activities the course lists) as the download ``<courseId>-enrollments.csv``, with
     9.4's wire names as its header."""
     return csv_response(
-        ROSTER_CSV_ROW.names,
-        cells(ROSTER_CSV_ROW, roster_lines(enrollments, listed, chunk=CHUNK_ROWS)),
+        ROSTER_ROW.names,
+        cells(ROSTER_ROW, roster_lines(enrollments, listed, chunk=CHUNK_ROWS)),
         filename=f"{course_id}-enrollments.csv",
     )
