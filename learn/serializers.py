@@ -471,27 +471,6 @@ class CompletionsSerializer(serializers.Serializer):
 COMPLETIONS = Shape(CompletionsSerializer)
 
 
-# --- a course's roster (9.4) as its CSV writes it ------------------------------------------
-
-
-class RosterCsvRowSerializer(serializers.Serializer):
-    """A learner of a course's roster (a ``learn.selectors.RosterRow``), in 9.4's order."""
-
-    memberId = serializers.UUIDField(source="membership_id")
-    email = serializers.EmailField()
-    firstName = serializers.CharField(source="first_name")
-    lastName = serializers.CharField(source="last_name")
-    enrolledAt = serializers.DateTimeField(source="enrolled_at")
-    dueAt = serializers.DateTimeField(source="due_at", allow_null=True)
-    status = serializers.ChoiceField(choices=ProgressStatus.choices)
-    progress = serializers.FloatField(min_value=0.0, max_value=1.0)
-    completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
-    lastActivityAt = serializers.DateTimeField(source="last_activity_at", allow_null=True)
-    overdue = serializers.BooleanField()
-
-
-# Built from ``RosterRow``s (Python values): ``ROSTER_CSV_ROW.body_of``.
-ROSTER_CSV_ROW = Shape(RosterCsvRowSerializer)
 # --- a course's roster (9.4) and report (9.5) -------------------------------------------------
 
 ROSTER_SORT_FIELDS = ("enrolledAt", "completedAt", "progress", "email", "dueAt", "lastActivityAt")
