@@ -20,6 +20,7 @@ from lms.fields import (
     StrictUUIDField,
 )
 from lms.pagination import FeedCursorField
+from lms.schema import SHARED_SCHEMAS
 from lms.serializers import OrgScopedSerializer
 from lms.web.shapes import Shape
 
@@ -162,6 +163,9 @@ REMAINING_SCHEMA = {
         },
     ]
 }
+
+
+SHARED_SCHEMAS["Remaining"] = REMAINING_SCHEMA
 
 
 @extend_schema_field(REMAINING_SCHEMA)
