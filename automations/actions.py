@@ -192,7 +192,13 @@ def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
     port = url.port or (443 if https else 80)
     automation = (
         Automation.objects.filter(org_id=run.org_id, id=run.automation_id)
-        .only("signing_secret", "previous_signing_secret", "secret_rotated_at")
+        .only(
+            "signing_secret",
+            "previous_signing_secret",
+            "secret_rotated_at",
+            "older_signing_secret",
+            "older_rotated_at",
+        )
         .get()
     )
     event = {

@@ -15,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from learn.models import Course, Enrollment
+from learn.roster_csv import roster_csv_response
 from learn.selectors import (
     STAGE_OF_STATUS,
     CourseReport,
@@ -24,8 +25,6 @@ from learn.selectors import (
     roster,
     roster_rows,
 )
-from learn.serializers import ROSTER_ROW
-from lms.web.csv_export import cells, csv_response
 
 PAGE_SIZE = 50
 STATUSES = [
@@ -146,9 +145,4 @@ def report_csv(request, course: Course):
     now = timezone.now()
     listed = listed_activities(course.org, course.id).count()
     enrollments = RosterFilters(request.GET or None).narrow(roster(course.org, course.id, now=now))
-    rows = roster_rows(enrollments.iterator(chunk_size=2000), listed)
-    return csv_response(
-        ROSTER_ROW.names,
-        cells(ROSTER_ROW, rows, python_values=True),
-        filename=f"{course.pk}-enrollments.csv",
-    )
+    return roster_csv_response(enrollments, listed=listed, course_id=course.pk)

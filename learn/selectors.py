@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import (
     BooleanField,
@@ -39,23 +40,24 @@ from learn.models import (
 )
 from lms.db.compiled import Compiled
 from lms.errors import validation_error
-from lms.tenancy import get_or_404
+from lms.tenancy import OrgRef, get_or_404
 from organizations.api import Membership, Organization, member_ids, member_ids_by_email
 
+# A membership as a query takes one: the record, or its id (the compiled reads pass ids).
+MemberRef = Membership | uuid.UUID
 
-def is_enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
+
+def is_enrolled(org: OrgRef, membership: MemberRef, course_ref) -> Exists:
     """Whether the member is enrolled in ``course_ref`` (an id, or an ``OuterRef``)."""
     return Exists(Enrollment.objects.for_org(org).filter(membership=membership, course=course_ref))
 
 
-def stored_completion(
-    org: Organization, membership: Membership, course_ref
-) -> QuerySet[CourseCompletion]:
+def stored_completion(org: OrgRef, membership: MemberRef, course_ref) -> QuerySet[CourseCompletion]:
     """The member's stored completion of ``course_ref`` (an id, or an ``OuterRef``)."""
     return CourseCompletion.objects.for_org(org).filter(membership=membership, course=course_ref)
 
 
-def published_activities(org: Organization) -> QuerySet[Activity]:
+def published_activities(org: OrgRef) -> QuerySet[Activity]:
     """Activities a learner may see: published, in a published module of a published course."""
     return Activity.objects.for_org(org).filter(
         published=True, module__published=True, course__published=True
@@ -90,7 +92,7 @@ def progress_target(*, org: Organization, membership: Membership, activity_id: o
     )
 
 
-def published_courses(org: Organization, membership: Membership) -> QuerySet[Course]:
+def published_courses(org: OrgRef, membership: MemberRef) -> QuerySet[Course]:
     """The organization's published courses, each with ``enrolled``: whether the member is."""
     return (
         Course.objects.for_org(org)
@@ -112,7 +114,7 @@ def enrolled_course(
     return course
 
 
-def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activity]:
+def listed_activities(org: OrgRef, course_id: uuid.UUID | OuterRef) -> QuerySet[Activity]:
     """A published course's activities as 4.4 lists them: published, of published modules,
     by module seq then seq."""
     return (
@@ -140,7 +142,7 @@ class CourseProgress:
 
 
 def activity_standing(
-    settings: object, status: str | None, progress: float | None, state: object
+    settings: object, status: str | None, progress: float | None, state: dict[str, Any] | None
 ) -> tuple[str, float, completion.Remaining]:
     """An activity's status, progress and remaining for the member, from its stored
     settings and the member's progress row (status, progress and state; None without one):
@@ -193,9 +195,9 @@ def course_progress(
     started = any(activity.status != NOT_STARTED for activity in activities)
     return CourseProgress(
         course_id=course.id,
-        status=course_status(course.completed_at, started),
+        status=course_status(course.completed_at, started),  # type: ignore[attr-defined]
         progress=fraction_done(done, len(activities)),
-        completed_at=course.completed_at,
+        completed_at=course.completed_at,  # type: ignore[attr-defined]
         activities=activities,
     )
 
@@ -223,7 +225,7 @@ def members_named(*, org_id: uuid.UUID, data: dict) -> list[uuid.UUID]:
     unknown = {f"{field}.{index}": [message] for index, item in enumerate(found) if item is None}
     if unknown:
         raise validation_error(unknown)
-    return found
+    return found  # type: ignore[return-value]  # none is None: raised above
 
 
 # --- a course as its staff see it: its roster and report (9.4, 9.5; the admin's page) ---------
@@ -303,7 +305,7 @@ STATUS_OF_STAGE = {
 STAGE_OF_STATUS = {status: stage for stage, status in STATUS_OF_STAGE.items()}
 
 
-def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[RosterRow]:
+def roster_rows(enrollments: Iterable[Any], listed: int) -> Iterator[RosterRow]:
     """The rows of (a page of) ``roster``, ``listed`` being how many activities the course
     lists, as they are read."""
     return (

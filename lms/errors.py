@@ -269,7 +269,7 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, drf.UnsupportedMediaType):
         error = UnsupportedMediaType()
     elif isinstance(exc, drf.Throttled):
-        error = Throttled(wait=exc.wait or 1)
+        error = Throttled(wait=exc.wait or 1)  # type: ignore[attr-defined]
         headers["Retry-After"] = str(error.wait)
     elif isinstance(exc, RequestDataTooBig):
         error = PayloadTooLarge()

@@ -166,6 +166,11 @@ GUIDE_SECTIONS = {
     "list_course_activities": "list-a-courses-activities",
     "report_progress": "report-progress",
     "read_course_progress": "your-progress-on-a-course",
+    "enroll_members": "enrol-members",
+    "unenroll_member": "unenrol-a-member",
+    "list_members": "members",
+    "list_course_enrollments": "a-courses-roster",
+    "read_course_report": "a-courses-report",
     "listBundles": "bundles",
     "enroll_members": "enrol-members",
     "unenroll_member": "unenrol-a-member",
@@ -186,6 +191,12 @@ GUIDE_SECTIONS = {
     "rotate_automation_secret": "roll-a-signing-secret",
     "test_automation": "send-a-test",
     "retry_automation_run": "retry-a-failed-run",
+    "list_completions": "the-completions-feed",
+    "create_invite": "invite",
+    "list_invites": "list-invites",
+    "revoke_invite": "revoke",
+    "mint_member_token": "mint-a-members-token",
+    "sign_out": "sign-out",
 }
 _GUIDE_LINK = f"]({guide.URL})"
 

@@ -26,6 +26,7 @@ well as the group.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -107,7 +108,10 @@ class Insert:
     DO NOTHING`` on PostgreSQL and SQLite alike). ``batch``: the statement's number of rows
     varies (a write of many rows at once, as one statement whatever their number, where
     ``bulk_create`` splits them into SQLite's batches of 999 variables), so it is not
-    prepared: a prepared statement per number of rows would crowd out the hot ones."""
+    prepared: a prepared statement per number of rows would crowd out the hot ones. On
+    PostgreSQL a batch sends its rows as one JSON parameter (``jsonb_populate_recordset``),
+    so its statement never changes with the number of rows; its values must be what JSON
+    writes (text, numbers, booleans, None, JSON documents) or ids and times."""
 
     def __init__(
         self,
@@ -120,7 +124,7 @@ class Insert:
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
-        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
+        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")  # type: ignore[arg-type]
         self.fields = [*self.given, *(field for field, _ in self.filled)]
         self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
         self.batch = batch
@@ -134,13 +138,31 @@ class Insert:
         row_sql = f"({', '.join(['%s'] * len(fields))})"
         if filled:
             rows = [(*row, *(make() for _, make in filled)) for row in rows]
-        sql = (
+        into = (
             f"INSERT INTO {quote(meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in fields)})"
-            f" VALUES {', '.join([row_sql] * len(rows))}{self.suffix}"
+            f" ({', '.join(quote(field.column) for field in fields)})"  # type: ignore[union-attr]
         )
+        if self.batch and connection.vendor == "postgresql":
+            # The rows as one JSON parameter, read back into the table's row type: one
+            # parameter whatever the number of rows (the driver's work on a statement of
+            # thousands of parameters, or on arrays of them, costs more than the database's
+            # insert). Each value as JSON writes it: ids and times as text, JSON as itself.
+            columns = [field.column for field in fields]
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"{into} SELECT {', '.join(quote(column) for column in columns)}"
+                    f" FROM jsonb_populate_recordset(NULL::{quote(meta.db_table)}, %s::jsonb)"
+                    f"{self.suffix}",
+                    [
+                        json.dumps(
+                            [dict(zip(columns, row, strict=True)) for row in rows], default=str
+                        )
+                    ],
+                )
+            return
+        sql = f"{into} VALUES {', '.join([row_sql] * len(rows))}{self.suffix}"
         params = [
-            field.get_db_prep_save(value, connection)
+            field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
             for row in rows
             for field, value in zip(fields, row, strict=True)
         ]

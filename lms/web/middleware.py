@@ -183,7 +183,7 @@ def _read_chunked(request: HttpRequest) -> errors.ApiError | None:
     if len(body) > limit:
         return errors.PayloadTooLarge()
     request.META["CONTENT_LENGTH"] = str(len(body))
-    request._stream = LimitedStream(io.BytesIO(body), len(body))
+    request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
     return None
 
 
@@ -200,8 +200,8 @@ class _OutsideApi:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path_info.startswith(_API_PREFIX):
-            return self.get_response(request)
-        return super().__call__(request)
+            return self.get_response(request)  # type: ignore[attr-defined]
+        return super().__call__(request)  # type: ignore[misc]
 
 
 class SessionMiddleware(_OutsideApi, sessions.SessionMiddleware):

@@ -161,6 +161,7 @@ def test_the_completion_time_is_written_as_the_api_writes_times(api, enrolled, c
         membership=enrolled.membership,
         course=course,
         completed_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        position=1,
     )
     assert outline(api, enrolled, course)["completedAt"] == "2026-01-02T03:04:05Z"
 
