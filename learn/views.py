@@ -228,7 +228,7 @@ def _roster_query(request, *, paged: bool = True) -> tuple[Page | None, RosterFi
     try:
         page = read_page(request) if paged else None
     except ValidationError as exc:
-        errors.update(exc.detail)
+        errors.update(exc.detail)  # type: ignore[arg-type]  # a dict: read_page names fields
     query = RosterQuerySerializer(data=request.query_params)
     if not query.is_valid():
         errors.update(query.errors)
@@ -291,7 +291,7 @@ COURSE_ID = OpenApiParameter(
 )
 
 
-class CourseEnrollmentsView(CourseRosterReads, OrgScopedViewMixin, APIView):
+class CourseEnrollmentsView(CourseRosterReads, OrgScopedViewMixin, APIView):  # type: ignore[misc]
     """A course's enrolments (CONTRACT 9.3; 9.4's roster is this path's GET)."""
 
     model = Course
