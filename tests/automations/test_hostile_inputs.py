@@ -161,7 +161,9 @@ def test_an_undeliverable_webhook_is_a_400_naming_its_path(api, owner, action, p
 LITERAL_PRIVATE = [
     "http://127.0.0.1/x",
     "http://localhost:8000/x",
-    "http://api.localhost/x",
+    "http://LOCALHOST./x",
+    "http://api.localhost./x",
+    "http://Api.LocalHost/x",
     "http://10.1.2.3/x",
     "http://169.254.169.254/latest",
     "http://[::1]/x",
@@ -194,6 +196,8 @@ def test_a_literal_private_address_is_saved_where_private_addresses_are_allowed(
 ):
     settings.LMS_WEBHOOK_ALLOW_PRIVATE = True
     for n, url in enumerate(LITERAL_PRIVATE):
+        if url.split("/")[2].endswith("."):
+            continue  # a trailing dot after localhost is no URL to Django's validator
         created = api.post(URL, {**body(hook(url=url)), "name": f"Hook {n}"}, token=owner.token)
         assert created.status_code == 201, created.content
 
