@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from tests.automations.hostile import HostileReceiver, send, silent, then, trickle
-from tests.automations.workers import SETUP, Receiver, deployment, wait_for
+from harness.hostile import HostileReceiver, send, silent, then, trickle
+from harness.workers import SETUP, Receiver, deployment, wait_for
 from tests.throwaway_postgres import throwaway_postgres
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]

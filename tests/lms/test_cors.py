@@ -9,9 +9,9 @@ import json
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from harness.servers import base_env, run_django
 from tests.helpers import assert_error
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory
-from tests.organizations.servers import base_env, run_django
 
 pytestmark = pytest.mark.django_db
 
