@@ -60,7 +60,6 @@ _V4_IN_LAST_32_BITS = (
     ipaddress.ip_network("64:ff9b::/96"),  # NAT64, the well-known prefix (RFC 6052)
     ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765 SIIT)
 )
-_SIX_TO_FOUR = ipaddress.ip_network("2002::/16")  # 6to4: the IPv4 in bits 16..47 (RFC 3056)
 # Every range of IANA's special-purpose address registries (IPv4 and IPv6, as of 2025), the
 # few it marks globally reachable included (anycast relays, AS112, AMT: no webhook receiver
 # lives there), with the multicast blocks: refused by this list, not by Python's

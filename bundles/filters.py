@@ -1,4 +1,5 @@
-"""``search`` and ``sort`` of the bundle list (contract 4.5), as a django-filter FilterSet."""
+"""``search`` and ``sort`` of the bundle list (docs/api.md, "Bundles"), as a django-filter
+FilterSet."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from lms.web.renderers import rendered
 
 
 class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
-    """GET /api/bundles (contract 4.5): any member; the caller's organization's bundles.
+    """GET /api/bundles (docs/api.md, "Bundles"): any member; the caller's organization's bundles.
 
     Every query parameter is validated before the database is touched, so that one 400 names
     all the bad ones (page, pageSize, search, sort). Page 1 is read by ``first_page`` (SQL

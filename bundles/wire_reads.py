@@ -1,4 +1,4 @@
-"""The reads on the bundle list's hot path (contract 4.5), answering the wire's text.
+"""The reads on the bundle list's hot path (docs/api.md, "Bundles"), answering the wire's text.
 
 Page 1 is what nearly every request asks for, so its reads are compiled once per process
 per shape (``lms.db.compiled``: the sort and the page size; the organization and the search

@@ -1,4 +1,4 @@
-"""Page-number paging with the ``{rows, total, page, pageSize}`` envelope (contract 4.5),
+"""Page-number paging with the ``{rows, total, page, pageSize}`` envelope (docs/api.md, "Bundles"),
 shaped so that no page costs more than reading half of the matching rows' index entries;
 and the opaque cursors of a feed read after a position (``feed_cursor``)."""
 

@@ -91,6 +91,14 @@ def test_every_action_type_has_good_and_bad_examples_here():
     assert {action_type for action_type, _, _ in BAD_INPUTS} == set(ACTION_TYPES)
 
 
+def test_the_registry_and_the_performers_cover_the_same_action_types():
+    """A type the registry accepts has a performer, and a performer has a registered type."""
+    from automations.actions import PERFORMERS
+
+    assert set(PERFORMERS) == set(ACTION_TYPES)
+    assert all(callable(perform) for perform in PERFORMERS.values())
+
+
 @pytest.mark.parametrize("trigger", sorted(TRIGGERS))
 def test_every_trigger_accepts_a_good_automation(trigger):
     assert validate_automation(trigger, [{"type": "send_email", "input": EMAIL}]) == {}
