@@ -32,7 +32,7 @@ class PageParams(serializers.Serializer):
 def _param_schema(name: str, *, default: bool = False) -> dict:
     """The JSON schema of a paging parameter, from its field in ``PageParams``."""
     field = PageParams().fields[name]
-    schema = {"type": "integer", "minimum": field.min_value, "maximum": field.max_value}
+    schema = {"type": "integer", "minimum": field.min_value, "maximum": field.max_value}  # type: ignore[attr-defined]
     if default:
         schema["default"] = field.default
     return schema
@@ -217,7 +217,7 @@ class FeedCursorField(serializers.CharField):
             self.fail("invalid")
         return super().run_validation(data)
 
-    def to_internal_value(self, data) -> int:
+    def to_internal_value(self, data) -> int:  # type: ignore[override]
         position = read_feed_cursor(data) if isinstance(data, str) else None
         if position is None:
             self.fail("invalid")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import unicodedata
 from datetime import timedelta
 
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from lms.db.collation import CodePointOrder
@@ -85,13 +87,29 @@ class User(AbstractUser):
         return self.email
 
 
-class Organization(BaseModel):
-    """The tenant. Every tenant-owned record points here through its ``org`` field."""
+def validate_printable(value: str) -> None:
+    """Text a person reads on one line: no control character, line or paragraph separator,
+    invisible format character (U+202E, which turns the text after it around, zero-width
+    ones) or lone surrogate (bytes that were not UTF-8)."""
+    for char in value:
+        if unicodedata.category(char) in {"Cc", "Cf", "Zl", "Zp", "Cs"}:
+            raise ValidationError(
+                f"Contains a control or invisible character (U+{ord(char):04X}).",
+                code="unprintable",
+            )
 
-    name = models.CharField(max_length=200)
+
+class Organization(BaseModel):
+    """The tenant. Every tenant-owned record points here through its ``org`` field. Its name
+    is unique in any case (the index on its lower-cased name decides a race)."""
+
+    name = models.CharField(max_length=200, validators=[validate_printable])
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="organization_name_unique_any_case"),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -125,7 +125,7 @@ class Insert:
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
-        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
+        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")  # type: ignore[arg-type]
         self.fields = [*self.given, *(field for field, _ in self.filled)]
         self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
         self.batch = batch
@@ -141,7 +141,7 @@ class Insert:
             rows = [(*row, *(make() for _, make in filled)) for row in rows]
         into = (
             f"INSERT INTO {quote(meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in fields)})"
+            f" ({', '.join(quote(field.column) for field in fields)})"  # type: ignore[union-attr]
         )
         if self.batch and connection.vendor == "postgresql":
             # The rows as one JSON parameter, read back into the table's row type: one
@@ -176,7 +176,7 @@ class Insert:
         return (
             f"{into} VALUES {', '.join([row_sql] * len(rows))}{self.suffix}",
             [
-                field.get_db_prep_save(value, connection)
+                field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
                 for row in rows
                 for field, value in zip(self.fields, row, strict=True)
             ],

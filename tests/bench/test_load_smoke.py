@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.processes]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,16 @@ def test_every_operation_runs_under_load_without_an_error(wrk, bench_database, t
     assert done.returncode == 0, done.stderr[-4000:]
     rows = json.loads(out.read_text())["rows"]
     keys = {row["key"] for row in rows}
-    assert {"relink", "cycle", "progress", "learners", "bundles", "ceiling", "floor"} <= keys
+    assert {
+        "relink",
+        "cycle",
+        "progress",
+        "learners",
+        "bundles",
+        "ceiling",
+        "floor",
+        "write",
+    } <= keys
     failing = {
         row["key"]: (row["errors"], row["textbook_errors"])
         for row in rows

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from tests.organizations.servers import base_env, fetch, gunicorn_servers
+from harness.servers import base_env, fetch, gunicorn_servers
 
 THREADS = 4
 APP = "lms-cut-connections"  # the server's connections name themselves (libpq's PGAPPNAME)
@@ -27,6 +27,7 @@ def _cut_the_servers_connections() -> int:
 
 
 @pytest.mark.postgres
+@pytest.mark.processes
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "pool, checks, most_503s",

@@ -124,10 +124,24 @@ CASES = {
     ],
     "api/learn/courses/<id:courseId>/enrollments": lambda w: [
         (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/enrollments",
+            f"/api/learn/courses/{MISSING}/enrollments",
+            None,
+        ),
+        (
             "POST",
             f"/api/learn/courses/{w['course'].id}/enrollments",
             f"/api/learn/courses/{MISSING}/enrollments",
             {"memberIds": [str(w["my_member"].id)]},
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/report": lambda w: [
+        (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/report",
+            f"/api/learn/courses/{MISSING}/report",
+            None,
         ),
     ],
     "api/learn/courses/<id:courseId>/enrollments/<id:memberId>": lambda w: [
@@ -230,8 +244,9 @@ MODELS = {
     "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
-    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
-    "organizations.InviteCourse": "never by id; an invite's courseIds name its courses",
+    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES; by id "
+    "to revoke",
+    "organizations.InviteCourse": "never by id; the courses of its invite",
     "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
     "automations.AutomationRun": "listed by its automation's id in the runs path; by id "

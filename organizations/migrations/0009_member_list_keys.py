@@ -45,7 +45,7 @@ USING gin (org_id, search_key gin_trgm_ops)
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("organizations", "0007_invite_courses_and_list"),
+        ("organizations", "0008_organization_name_unique_any_case"),
     ]
 
     operations = [
