@@ -29,6 +29,7 @@ PATHS = [
     f"/api/learn/courses/{ID}/progress",
     f"/api/learn/courses/{ID}/enrollments",
     f"/api/learn/courses/{ID}/enrollments/{ID}",
+    f"/api/learn/courses/{ID}/report",
     "/api/bundles",
     "/api/organizations/members",
     f"/api/organizations/members/{ID}/tokens",
