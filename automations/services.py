@@ -186,7 +186,8 @@ def example_event_data(*, org: Organization, automation: Automation, caller) -> 
     if course_id is None and trigger != "invite.accepted":
         course = Course.objects.for_org(org).order_by("created_at", "id").first()
         course_id = str(course.id) if course else example_id
-    membership_id = _membership_id(caller)
+    # A staff user who is no member of the organization: an example id, never null.
+    membership_id = _membership_id(caller) or example_id
     member = {"memberId": membership_id, "email": _user_of(caller).email}
     if trigger == "enrollment.created":
         return {"enrollmentId": str(uuid7()), "courseId": course_id, **member}

@@ -10,10 +10,11 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 
 from learn import completion
+from lms.db import statements
 from lms.db.collation import CodePointOrder
 from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
 from lms.web.parsers import nested_too_deep
@@ -365,6 +366,17 @@ class CourseCompletion(OrgScopedModel):
 
     def __str__(self) -> str:
         return f"{self.membership.user} completed {self.course}"
+
+    def save(self, *args, **kwargs) -> None:
+        """A completion made without a feed position (a fixture, a script) takes the next
+        one of its organization, in the same transaction as its row."""
+        if self.position is not None:
+            return super().save(*args, **kwargs)
+        with transaction.atomic(using=kwargs.get("using")):
+            self.position = statements.next_number(
+                CompletionSequence, org_id=self.org_id, counter="last"
+            )
+            return super().save(*args, **kwargs)
 
 
 class CompletionSequence(OrgScopedModel):

@@ -22,6 +22,7 @@ from lms.fields import (
     StrictUUIDField,
 )
 from lms.pagination import FeedCursorField
+from lms.schema import SHARED_SCHEMAS
 from lms.serializers import OrgScopedSerializer
 from lms.sorting import SortKey, parse_sort
 from lms.web.shapes import Shape
@@ -165,6 +166,9 @@ REMAINING_SCHEMA = {
         },
     ]
 }
+
+
+SHARED_SCHEMAS["Remaining"] = REMAINING_SCHEMA
 
 
 @extend_schema_field(REMAINING_SCHEMA)

@@ -436,7 +436,7 @@ def roster_base(org_id, course_id, filters: RosterFilters, now: datetime) -> Que
     return rows
 
 
-def _listed_count(org_id, course_id) -> Subquery:
+def _listed_count(org_id, course_id) -> Coalesce:
     """How many activities the course lists, as an uncorrelated scalar subquery (read once
     for the whole page)."""
     counted = (
@@ -485,9 +485,15 @@ def roster(org_id, course_id, filters: RosterFilters, sort: Sequence[SortKey], n
 
 def roster_row(row: tuple) -> RosterRow:
     """A row of ``roster`` as the roster answers it (``ROSTER_ROW``)."""
-    *head, stage, done, completed_at, last_activity_at, overdue, listed = row
+    member, email, first_name, last_name, enrolled_at, due_at = row[:6]
+    stage, done, completed_at, last_activity_at, overdue, listed = row[6:]
     return RosterRow(
-        *head,
+        member,
+        email,
+        first_name,
+        last_name,
+        enrolled_at,
+        due_at,
         status=_STATUSES[stage],
         progress=fraction_done(done, listed),
         completed_at=completed_at,
