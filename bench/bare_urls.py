@@ -1,10 +1,10 @@
 from django.urls import path
 
 from bench import floors
-from lms.views import readyz
 
 urlpatterns = [
-    path("readyz", readyz),
+    path("readyz", floors.readyz),
     path("bench/ceiling", floors.ceiling),
-    path("bench/database", floors.database),
+    path("bench/floor", floors.floor),
+    path("bench/write", floors.write),
 ]

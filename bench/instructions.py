@@ -65,6 +65,10 @@ def helper() -> Path:
     return library
 
 
+# bench/load.py's FLOORS: served by the bare server only.
+FLOOR_KEYS = frozenset({"ceiling", "floor", "write"})
+
+
 # --- in the measured process ------------------------------------------------------------------
 
 
@@ -139,11 +143,10 @@ def measured(args: argparse.Namespace) -> int:
     manifest = json.loads(Path(args.manifest).read_text())
     prefix = SERVERS[args.server][1]
     ops = operations(manifest)
-    floors = {"ceiling", "floor"}
     wanted = [
         key
         for key in ops
-        if (key in floors) == (args.server == "bare")
+        if (key in FLOOR_KEYS) == (args.server == "bare")
         and (not args.only or key in args.only.split(","))
     ]
     if "link" in wanted or "unlink" in wanted:  # the cycle's pairs start unlinked
@@ -223,7 +226,7 @@ def database_time(args: argparse.Namespace) -> int:
     undo = {"link": "unlink", "unlink": "link"}
     result = {}
     for key, requests in ops.items():
-        if (args.only and key not in args.only.split(",")) or key in {"ceiling", "floor"}:
+        if (args.only and key not in args.only.split(",")) or key in FLOOR_KEYS:
             continue
         if key == "link":
             call(application, ops["unlink"][0], prefix)

@@ -11,8 +11,9 @@ thread: 2 x 1 on 2 CPUs) on a free loopback port (harness/processes.py):
 - ours: the service's settings (bench/settings.py);
 - textbook: the DRF textbook baseline of each operation (bench/textbook.py), Django's default
   middleware, ``CONN_MAX_AGE`` and no pool (bench/textbook_settings.py);
-- bare: no middleware, the ceiling (a constant page-sized JSON body) and the database floor
-  (the same after two primary-key reads with raw psycopg), bench/floors.py.
+- bare: bare Django without middleware (bench/floors.py): the ceiling (a constant page-sized
+  JSON body), the floor of a read (the same after two primary-key reads with raw psycopg)
+  and the floor of a write (a primary-key read and an INSERT of a JSON row, committed).
 
 ``wrk`` (Debian's) loads them in alternation, ``--connections`` connections for
 ``--duration`` seconds each, round after round (ours, textbook for every operation, then
@@ -65,6 +66,7 @@ class Target:
     plans: list[list[Request]]  # connection i runs plans[i % len(plans)] in a cycle
     exclusive: bool = False  # at most one connection per plan
     textbook: bool = True  # also measured against the textbook
+    floor: str = "floor"  # the floor it is held to: "floor" (a read's) or "write"
 
 
 def build_targets(manifest: dict) -> list[Target]:
@@ -104,10 +106,11 @@ def build_targets(manifest: dict) -> list[Target]:
             )  # fmt: skip
     search = "/api/bundles?search=python&sort=name&pageSize=100"
     return [
-        Target("relink", "4.1 re-link a linked asset", relinks),
-        Target("cycle", "4.1 link + 4.2 unlink, in turn", cycles, exclusive=True),
-        Target("progress", "4.3 progress, one learner", progress),
-        Target("learners", "4.3 progress, a learner per connection", spread, exclusive=True),
+        Target("relink", "4.1 re-link a linked asset", relinks, floor="write"),
+        Target("cycle", "4.1 link + 4.2 unlink, in turn", cycles, exclusive=True, floor="write"),
+        Target("progress", "4.3 progress, one learner", progress, floor="write"),
+        Target("learners", "4.3 progress, a learner per connection", spread, exclusive=True,
+               floor="write"),
         Target(
             "activities",
             "4.4 course activities",
@@ -162,12 +165,18 @@ def build_targets(manifest: dict) -> list[Target]:
     ]  # fmt: skip
 
 
+# The write floor's body: a progress report's.
+FLOOR_WRITE_BODY = {
+    "activity": "0193b3d6-a4c8-7f1e-9d2b-3c4d5e6f7a8d",
+    "reports": [REPORT_FOR_RULE["view"]],
+}
 FLOORS = [
     Target("ceiling", "ceiling: constant JSON, bare Django",
-           [[("GET", "/bench/ceiling", "", None)]],
+           [[("GET", "/bench/ceiling", "", None)]], textbook=False, floor="ceiling"),
+    Target("floor", "floor: + two raw primary-key reads", [[("GET", "/bench/floor", "", None)]],
            textbook=False),
-    Target("floor", "floor: + two raw primary-key reads", [[("GET", "/bench/database", "", None)]],
-           textbook=False),
+    Target("write", "write floor: a primary-key read, an INSERT",
+           [[("POST", "/bench/write", "", FLOOR_WRITE_BODY)]], textbook=False, floor="write"),
 ]  # fmt: skip
 
 
@@ -394,7 +403,7 @@ def _median(values: list[dict], field: str) -> float:
 
 def summarize(targets: list[Target], figures: dict) -> list[dict]:
     ceiling = _median(figures[("ceiling", "bare")], "rps")
-    floor = _median(figures[("floor", "bare")], "rps")
+    floors = {target.key: _median(figures[(target.key, "bare")], "rps") for target in FLOORS}
     rows = []
     for target in [*targets, *FLOORS]:
         name = "bare" if target in FLOORS else "ours"
@@ -412,7 +421,9 @@ def summarize(targets: list[Target], figures: dict) -> list[dict]:
                 )
                 if textbook
                 else None,
-                "of_floor": _median(ours, "rps") / floor,
+                # Against the floor of its kind: a read's, or the write floor.
+                "floor": target.floor,
+                "of_floor": _median(ours, "rps") / floors[target.floor],
                 "of_ceiling": _median(ours, "rps") / ceiling,
                 "p99_ms": _median(ours, "p99_ms"),
                 "textbook_p99_ms": _median(textbook, "p99_ms") if textbook else None,
@@ -428,7 +439,7 @@ def format_table(rows: list[dict]) -> str:
         return "-" if value is None else f"{value:.2f}"
 
     lines = [
-        "| operation | ours req/s | textbook req/s | ours / textbook | of floor | of ceiling "
+        "| operation | ours req/s | textbook req/s | ours / textbook | of its floor | of ceiling "
         "| p99 ms ours / textbook | errors |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -439,7 +450,8 @@ def format_table(rows: list[dict]) -> str:
             p99 += f" / {row['textbook_p99_ms']:.1f}"
         lines.append(
             f"| {row['operation']} | {row['rps']:.0f} | {textbook} | {ratio(row['vs_textbook'])} "
-            f"| {ratio(row['of_floor'])} | {ratio(row['of_ceiling'])} | {p99} "
+            f"| {ratio(row['of_floor'])}{' (write)' if row['floor'] == 'write' else ''} "
+            f"| {ratio(row['of_ceiling'])} | {p99} "
             f"| {row['errors']} / {row['textbook_errors']} |"
         )
     return "\n".join(lines)

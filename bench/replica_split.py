@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instructions import VAR, call, child_env, operations  # noqa: E402
+from bench.instructions import FLOOR_KEYS, VAR, call, child_env, operations  # noqa: E402
 
 
 def measured(args: argparse.Namespace) -> int:
@@ -37,7 +37,7 @@ def measured(args: argparse.Namespace) -> int:
     aliases = list(connections)
     result = {}
     for key, requests in ops.items():
-        if key in {"link", "unlink", "ceiling", "floor"} or requests[0][0] != "GET":
+        if key in {"link", "unlink", *FLOOR_KEYS} or requests[0][0] != "GET":
             continue
         for i in range(args.warmup):
             call(application, requests[i % len(requests)], "")

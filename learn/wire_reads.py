@@ -389,7 +389,7 @@ class RosterFilters:
 
 @dataclass(frozen=True, slots=True)
 class RosterRow:
-    member_id: str
+    membership_id: str
     email: str
     first_name: str
     last_name: str

@@ -332,6 +332,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "lms.schema.link_guide_sections",
+        "lms.schema.type_error_codes",
+        "lms.schema.name_shared_schemas",
     ],
 }
 

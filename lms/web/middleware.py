@@ -115,7 +115,7 @@ class JsonErrorMiddleware:
             if error_class is None:
                 error = errors.ApiError(f"The request failed with status {response.status_code}.")
                 error.status = response.status_code
-                error.code = "http_error"
+                error.code = errors.HTTP_ERROR
             else:
                 error = error_class()
             rewritten = errors.error_response(error)

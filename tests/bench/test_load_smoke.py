@@ -65,7 +65,16 @@ def test_every_operation_runs_under_load_without_an_error(wrk, bench_database, t
     assert done.returncode == 0, done.stderr[-4000:]
     rows = json.loads(out.read_text())["rows"]
     keys = {row["key"] for row in rows}
-    assert {"relink", "cycle", "progress", "learners", "bundles", "ceiling", "floor"} <= keys
+    assert {
+        "relink",
+        "cycle",
+        "progress",
+        "learners",
+        "bundles",
+        "ceiling",
+        "floor",
+        "write",
+    } <= keys
     failing = {
         row["key"]: (row["errors"], row["textbook_errors"])
         for row in rows

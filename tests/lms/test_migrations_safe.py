@@ -24,9 +24,11 @@ BEFORE_THE_RULE = {
     ("automations", "0008_automation_conditions"),
     ("automations", "0009_automation_secret_rotation"),
     ("automations", "0010_automation_run_test_sends"),
+    ("automations", "0012_automation_older_signing_secret"),
     ("learn", "0007_completions_feed"),
     ("learn", "0008_enrollment_standing"),
     ("organizations", "0007_invite_courses_and_list"),
+    ("organizations", "0009_member_list_keys"),
 }
 TAKES_AWAY = (
     migrations.RemoveField,
