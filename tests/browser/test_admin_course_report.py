@@ -93,6 +93,8 @@ def test_a_manager_reads_the_report_filters_the_roster_and_downloads_it(
     ]
     assert widths[0] > widths[1] > widths[2] > 0
     assert ui.page.locator("svg.lms-funnel text", has_text="Protective equipment").count() == 1
+    enrol = ui.page.get_by_role("link", name="Enrol members")
+    assert enrol.get_attribute("href") == f"/admin/learn/course/{course.pk}/enrol/"
     shoot(ui.page, "course-report")
 
     # The roster's filters.

@@ -10,6 +10,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from learn.services import enroll_members, unenroll
@@ -143,9 +144,13 @@ def test_the_csv_has_every_selected_row_as_the_roster_answers_them(api, org, cou
     assert len(list(csv.DictReader(io.StringIO(text[1:], newline="")))) == 2
 
 
-def test_the_change_page_links_to_the_report(org, course):
-    html = admin_client(org).get(f"/admin/learn/course/{course.pk}/change/").content.decode()
+def test_the_change_page_links_to_the_report_and_the_report_to_the_enrol_form(org, course):
+    client = admin_client(org)
+    html = client.get(f"/admin/learn/course/{course.pk}/change/").content.decode()
     assert report_url(course) in html
+    report = client.get(report_url(course)).content.decode()
+    assert f'href="{reverse("admin:learn_course_enrol", args=[course.pk])}"' in report
+    assert "Enrol members" in report
 
 
 def test_another_organizations_course_is_not_found(org, other_org, course, world):

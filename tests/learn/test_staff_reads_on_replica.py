@@ -1,18 +1,20 @@
 """Staff's reads of learning (9.4-9.6) on a read replica, for real: a PostgreSQL primary and
 its streaming standby (tests/lms/test_read_replica.py's clusters), the production server
-with LMS_DATABASE_REPLICA_URL, over HTTP. The completions feed is read from the standby, its
-cursor stays right across the standby's lag (a completion not replayed yet is served once
-it is, never skipped). A caller that has just written reads the primary, as for every read
-(tests/lms/test_read_replica.py)."""
+with LMS_DATABASE_REPLICA_URL, over HTTP. The completions feed, the roster, its CSV (whose
+rows are read after the view returns, while the body streams) and the report are read from
+the standby; the feed's cursor stays right across the standby's lag (a completion not
+replayed yet is served once it is, never skipped); whoever wrote reads the primary, as for
+every read (tests/lms/test_read_replica.py)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 
 import pytest
 
-from harness.processes import gunicorn_server
+from harness.processes import HOST, gunicorn_server
 from harness.servers import base_env, run_django
 from tests.lms.test_read_replica import (  # noqa: F401 (clusters: a fixture)
     CHECK_SECONDS,
@@ -41,11 +43,13 @@ activity = Activity.objects.create(
 )
 out = {"course": str(course.id), "activity": str(activity.id), "tokens": {}}
 members = []
-for name, role in (("integrator", "admin"), ("a", "learner"), ("b", "learner")):
+for name, role in (("integrator", "admin"), ("a", "learner"), ("b", "learner"),
+                   ("c", "learner"), ("owner", "owner")):
     member = add_member(org=org, email=f"{name}@example.com", role=role)
     members.append(member.id)
     out["tokens"][name] = create_api_token(membership=member)[1]
-enroll_members(org_id=org.id, course_id=course.id, membership_ids=members[1:])
+enroll_members(org_id=org.id, course_id=course.id, membership_ids=members[1:3])
+out["members"] = [str(member) for member in members[1:4]]
 print(json.dumps(out))
 """
 
@@ -99,3 +103,36 @@ def test_the_feed_reads_the_standby_and_its_cursor_survives_the_lag(clusters, tm
             "true",
             ["b@example.com"],
         )
+
+        # The roster, its CSV and the report read the standby too; with its replay paused,
+        # a new enrolment is on the primary only and none of them shows it yet.
+        course_url = f"/api/learn/courses/{made['course']}"
+        status, standby, page = call(port, "GET", f"{course_url}/enrollments", integrator)
+        assert (status, standby, page["total"]) == (200, "true", 2)
+        status, standby, report = call(port, "GET", f"{course_url}/report", integrator)
+        assert (status, standby, report["completed"]) == (200, "true", 2)
+        status, standby, body = download(port, f"{course_url}/enrollments", integrator)
+        assert (status, standby, body.count(b"\r\n")) == (200, "true", 1 + 2)
+        clusters.sql(clusters.standby_port, "SELECT pg_wal_replay_pause()")
+        enrol = {"memberIds": [made["members"][2]]}
+        assert call(port, "POST", f"{course_url}/enrollments", tokens["b"], enrol)[0] == 403
+        assert call(port, "POST", f"{course_url}/enrollments", tokens["owner"], enrol)[0] == 200
+        status, standby, body = download(port, f"{course_url}/enrollments", integrator)
+        assert (status, standby, body.count(b"\r\n")) == (200, "true", 1 + 2)
+        # The owner, who wrote, reads the primary: the new learner is there at once.
+        status, standby, body = download(port, f"{course_url}/enrollments", tokens["owner"])
+        assert (status, standby, body.count(b"\r\n")) == (200, "false", 1 + 3)
+        clusters.sql(clusters.standby_port, "SELECT pg_wal_replay_resume()")
+
+
+def download(port: int, path: str, token: str) -> tuple[int, str | None, bytes]:
+    """A CSV download over HTTP: (status, standby header, body)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=15)
+    try:
+        conn.request(
+            "GET", path, headers={"Authorization": f"Bearer {token}", "Accept": "text/csv"}
+        )
+        response = conn.getresponse()
+        return response.status, response.getheader("X-Database-Standby"), response.read()
+    finally:
+        conn.close()
