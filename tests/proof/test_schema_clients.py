@@ -21,7 +21,9 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from automations.registry import TRIGGERS
 from lms import errors
+from tests.automations.test_sends_and_retries import EVENT_DATA
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +73,16 @@ def test_remaining_is_declared_once_and_named(schema_file):
         assert remaining["nullable"] is True
 
 
+def test_a_run_events_data_is_typed_per_trigger(schema_file):
+    schema = json.loads(schema_file.read_text())
+    shapes = schema["components"]["schemas"]["RunEvent"]["properties"]["data"]["oneOf"]
+    assert {shape["title"]: tuple(shape["required"]) for shape in shapes} == {
+        f"{name} data": trigger.data for name, trigger in TRIGGERS.items()
+    }
+    assert all(shape["additionalProperties"] is False for shape in shapes)
+    assert EVENT_DATA["invite.accepted"] == set(TRIGGERS["invite.accepted"].data)
+
+
 @pytest.mark.processes
 def test_openapi_python_client_generates_without_warnings(schema_file, tmp_path):
     generator = Path(sys.executable).parent / "openapi-python-client"
@@ -113,6 +125,8 @@ def test_openapi_typescript_output_compiles_under_tsc_strict(schema_file, tmp_pa
         'type Code = components["schemas"]["Error"]["error"];\n'
         'export const code: Code = "not_enrolled";\n'
         'export type Remaining = components["schemas"]["Remaining"];\n'
+        'type Data = components["schemas"]["RunEvent"]["data"];\n'
+        'export const data: Data = {courseId: "c", memberId: "m", email: "e@example.com"};\n'
     )
     done = subprocess.run(
         [str(tools["tsc"]), "--strict", "--noEmit", str(types), str(use)],
