@@ -22,6 +22,7 @@ from django.conf import settings
 from django.test import Client
 
 from automations.registry import TRIGGERS
+from learn.completion import RULE_TYPES
 from lms import errors
 from tests.automations.test_sends_and_retries import EVENT_DATA
 
@@ -83,6 +84,19 @@ def test_a_run_events_data_is_typed_per_trigger(schema_file):
     assert EVENT_DATA["invite.accepted"] == set(TRIGGERS["invite.accepted"].data)
 
 
+def test_an_activitys_settings_type_the_six_completion_rules(schema_file):
+    schema = json.loads(schema_file.read_text())
+    settings_schema = schema["components"]["schemas"]["ActivitySettings"]
+    rules = settings_schema["properties"]["completion"]["oneOf"]
+    assert [rule["properties"]["type"]["enum"] for rule in rules] == [[k] for k in RULE_TYPES]
+    assert {rule["title"]: rule["required"] for rule in rules}["score rule"] == [
+        "type",
+        "passingScore",
+    ]
+    activity = schema["components"]["schemas"]["Activity"]["properties"]["settings"]
+    assert activity["allOf"] == [{"$ref": "#/components/schemas/ActivitySettings"}]
+
+
 @pytest.mark.processes
 def test_openapi_python_client_generates_without_warnings(schema_file, tmp_path):
     generator = Path(sys.executable).parent / "openapi-python-client"
@@ -127,6 +141,8 @@ def test_openapi_typescript_output_compiles_under_tsc_strict(schema_file, tmp_pa
         'export type Remaining = components["schemas"]["Remaining"];\n'
         'type Data = components["schemas"]["RunEvent"]["data"];\n'
         'export const data: Data = {courseId: "c", memberId: "m", email: "e@example.com"};\n'
+        'type Settings = components["schemas"]["ActivitySettings"];\n'
+        'export const rule: Settings = {completion: {type: "time", minSeconds: 60}};\n'
     )
     done = subprocess.run(
         [str(tools["tsc"]), "--strict", "--noEmit", str(types), str(use)],
