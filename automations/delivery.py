@@ -135,6 +135,25 @@ def is_public(address: str) -> bool:
     return True
 
 
+def is_refused_host(host: str) -> bool:
+    """Whether a URL's host is, as written, somewhere ``is_public`` refuses: ``localhost``
+    (or a name under it, which resolvers keep on the loopback: RFC 6761), or an address
+    literal in any form the resolver reads (IPv4, IPv6 with its embedded forms, and the
+    short and numeric IPv4 forms such as ``127.1`` or ``2130706433``). Any other name is
+    judged by what it resolves to, when a webhook is sent."""
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = str(ipaddress.ip_address(host.split("%", 1)[0]))
+    except ValueError:
+        try:
+            address = socket.inet_ntoa(socket.inet_aton(host))
+        except (OSError, ValueError):
+            return False  # a name
+    return not is_public(address)
+
+
 def resolve(host: str, port: int, deadline: Deadline) -> list[str]:
     """The addresses ``host`` resolves to, within the deadline (``socket.gaierror`` when it
     has none). The system's resolver takes no timeout: it runs in a thread of its own that

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
 
+from automations.delivery import is_refused_host
 from lms.ids import parse_id
 
 Problems = dict[str, list[str]]
@@ -269,13 +271,20 @@ def _url(value, trigger):
     if not isinstance(value, str) or len(value) > 2000:
         return "Must be an http or https URL of at most 2000 characters."
     try:
+        url = urlsplit(value)
+        # Django's validator takes any five digits as a port; no socket connects to 70000.
+        port = url.port
+    except ValueError:
+        url, port = None, 0
+    # The check the worker makes of every address it connects to (delivery.is_public), made
+    # of the host as written (first: Django's validator refuses "localhost." as no URL); a
+    # name is judged when a webhook is sent.
+    if url and not settings.LMS_WEBHOOK_ALLOW_PRIVATE and is_refused_host(url.hostname or ""):
+        return "Must not be a loopback, private or other non-public address, nor localhost."
+    try:
         _http_url(value)
     except ValidationError:
         return "Must be an http or https URL."
-    try:  # Django's validator takes any five digits as a port; no socket connects to 70000.
-        port = urlsplit(value).port
-    except ValueError:
-        port = 0
     if port == 0:
         return "Must be an http or https URL whose port, if given, is 1 to 65535."
     return None

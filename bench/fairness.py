@@ -4,7 +4,7 @@ deadline and retry delays as deployed (10 s each). Prints the third run's delay,
 test send to its delivery, once per task backend asked for.
 
 Runs a deployment in miniature (gunicorn, the worker, the sweep; see
-tests/automations/workers.py) on a database of its own: a fresh PostgreSQL database when
+harness/workers.py) on a database of its own: a fresh PostgreSQL database when
 DATABASE_URL names a server, else a SQLite file. Redis on 127.0.0.1:6379 for RQ.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/fairness.py \\
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.getcwd())
 
-from tests.automations.hostile import HostileReceiver, silent
-from tests.automations.workers import SETUP, Receiver, deployment, wait_for
+from harness.hostile import HostileReceiver, silent
+from harness.workers import SETUP, Receiver, deployment, wait_for
 
 
 def third_run_delay(backend: str, retry_base: str) -> float:

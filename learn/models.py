@@ -131,7 +131,7 @@ _ROSTER_FILTERED = ["id", "stage", "due_at"]
 def _roster_index(key, *, name: str | None = None) -> models.Index:
     """The roster's index of one sort key (a field name or an expression): ``org``,
     ``course``, the key, the member id, then what the filters test. A nullable key's
-    descending order (nulls last) has an index of its own on PostgreSQL (migration 0008:
+    descending order (nulls last) has an index of its own on PostgreSQL (migration 0009:
     SQLite's indexes cannot say where nulls go)."""
     name = name or key
     expression = models.F(key) if isinstance(key, str) else key
@@ -190,7 +190,7 @@ class Enrollment(OrgScopedModel):
             # with the member id (the final key), and carrying what the filters test, so
             # that the rows a page skips or a filter rejects are read from the index alone.
             # A nullable key's descending order has one more on PostgreSQL (nulls last both
-            # ways: migration 0008). The status counts of the report read the first.
+            # ways: migration 0009). The status counts of the report read the first.
             _roster_index("stage"),
             _roster_index("created_at"),
             _roster_index("done"),

@@ -390,6 +390,97 @@ COURSE_OUTLINE = Shape(CourseOutlineSerializer)
 ENROLLED_COURSE = Shape(EnrolledCourseSerializer)
 
 
+# --- a course's roster (9.4) and report (9.5) -------------------------------------------------
+
+ROSTER_SORT_FIELDS = ("enrolledAt", "completedAt", "progress", "email", "dueAt", "lastActivityAt")
+DEFAULT_ROSTER_SORT = "-enrolledAt"
+SEARCH_MAX_LENGTH = 200
+
+
+class _AsGiven:
+    """A query parameter read as given: DRF reads an empty one ("status=") as absent; it is
+    a value, and not one of the allowed."""
+
+    def get_value(self, dictionary):
+        return dictionary.get(self.field_name, empty)
+
+
+class QueryChoiceField(_AsGiven, serializers.ChoiceField):
+    pass
+
+
+class QueryTextField(_AsGiven, serializers.CharField):
+    pass
+
+
+class RosterQuerySerializer(serializers.Serializer):
+    """The roster's filters and sort, as the query string gives them (``page`` and
+    ``pageSize`` are ``lms.pagination``'s). Unknown parameters are ignored."""
+
+    status = QueryChoiceField(
+        choices=ProgressStatus.values, required=False, help_text="Only learners of this status."
+    )
+    overdue = QueryChoiceField(
+        choices=["true", "false"],
+        required=False,
+        help_text="true: only learners whose dueAt has passed and who have not completed; "
+        "false: only the others.",
+    )
+    search = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=SEARCH_MAX_LENGTH,
+        help_text="Case-insensitive substring of the e-mail, first or last name. `%`, `_` and "
+        "`\\` match themselves. Matched as given (not trimmed); empty means no filter.",
+    )
+    sort = QueryTextField(
+        required=False,
+        trim_whitespace=False,
+        default=DEFAULT_ROSTER_SORT,
+        help_text="Comma-separated fields from "
+        + ", ".join(f"`{field}`" for field in ROSTER_SORT_FIELDS)
+        + ", each optionally prefixed with `-` for descending. `email` orders by the "
+        "lower-cased address in code-point order. A null sorts after every value in both "
+        "directions. A field given twice counts once (the first decides). The member id is "
+        "always the final key.",
+    )
+
+    def validate_sort(self, value: str) -> list[SortKey]:
+        try:
+            return parse_sort(value, ROSTER_SORT_FIELDS)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+
+
+class FunnelStepSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    moduleId = serializers.UUIDField(source="module_id")
+    seq = serializers.IntegerField(min_value=1)
+    title = serializers.CharField()
+    started = serializers.IntegerField(
+        min_value=0, help_text="Enrolled learners with a report on it."
+    )
+    completed = serializers.IntegerField(
+        min_value=0, help_text="Enrolled learners who completed it."
+    )
+
+
+class CourseReportSerializer(serializers.Serializer):
+    courseId = serializers.UUIDField(source="course_id")
+    title = serializers.CharField()
+    enrolled = serializers.IntegerField(min_value=0)
+    notStarted = serializers.IntegerField(source="not_started", min_value=0)
+    inProgress = serializers.IntegerField(source="in_progress", min_value=0)
+    completed = serializers.IntegerField(min_value=0)
+    overdue = serializers.IntegerField(min_value=0)
+    completionRate = serializers.FloatField(
+        source="completion_rate", min_value=0.0, max_value=1.0, help_text="completed / enrolled."
+    )
+    activities = FunnelStepSerializer(many=True, help_text="As 4.4 lists them, in its order.")
+
+
+COURSE_REPORT = Shape(CourseReportSerializer)
 # --- enrolment (CONTRACT 9.3) ----------------------------------------------------------------
 
 MAX_ENROL = 500
@@ -524,7 +615,7 @@ COMPLETIONS = Shape(CompletionsSerializer)
 # --- a course's roster (9.4) as its CSV writes it ------------------------------------------
 
 
-class RosterCsvRowSerializer(serializers.Serializer):
+class RosterRowSerializer(serializers.Serializer):
     """A learner of a course's roster (a ``learn.selectors.RosterRow``), in 9.4's order."""
 
     memberId = serializers.UUIDField(source="membership_id")
@@ -540,116 +631,5 @@ class RosterCsvRowSerializer(serializers.Serializer):
     overdue = serializers.BooleanField()
 
 
-# Built from ``RosterRow``s (Python values): ``ROSTER_CSV_ROW.body_of``.
-ROSTER_CSV_ROW = Shape(RosterCsvRowSerializer)
-# --- a course's roster (9.4) and report (9.5) -------------------------------------------------
-
-ROSTER_SORT_FIELDS = ("enrolledAt", "completedAt", "progress", "email", "dueAt", "lastActivityAt")
-DEFAULT_ROSTER_SORT = "-enrolledAt"
-SEARCH_MAX_LENGTH = 200
-
-
-class _AsGiven:
-    """A query parameter read as given: DRF reads an empty one ("status=") as absent; it is
-    a value, and not one of the allowed."""
-
-    def get_value(self, dictionary):
-        return dictionary.get(self.field_name, empty)
-
-
-class QueryChoiceField(_AsGiven, serializers.ChoiceField):
-    pass
-
-
-class QueryTextField(_AsGiven, serializers.CharField):
-    pass
-
-
-class RosterQuerySerializer(serializers.Serializer):
-    """The roster's filters and sort, as the query string gives them (``page`` and
-    ``pageSize`` are ``lms.pagination``'s). Unknown parameters are ignored."""
-
-    status = QueryChoiceField(
-        choices=ProgressStatus.values, required=False, help_text="Only learners of this status."
-    )
-    overdue = QueryChoiceField(
-        choices=["true", "false"],
-        required=False,
-        help_text="true: only learners whose dueAt has passed and who have not completed; "
-        "false: only the others.",
-    )
-    search = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        trim_whitespace=False,
-        max_length=SEARCH_MAX_LENGTH,
-        help_text="Case-insensitive substring of the e-mail, first or last name. `%`, `_` and "
-        "`\\` match themselves. Matched as given (not trimmed); empty means no filter.",
-    )
-    sort = QueryTextField(
-        required=False,
-        trim_whitespace=False,
-        default=DEFAULT_ROSTER_SORT,
-        help_text="Comma-separated fields from "
-        + ", ".join(f"`{field}`" for field in ROSTER_SORT_FIELDS)
-        + ", each optionally prefixed with `-` for descending. `email` orders by the "
-        "lower-cased address in code-point order. A null sorts after every value in both "
-        "directions. A field given twice counts once (the first decides). The member id is "
-        "always the final key.",
-    )
-
-    def validate_sort(self, value: str) -> list[SortKey]:
-        try:
-            return parse_sort(value, ROSTER_SORT_FIELDS)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from exc
-
-
-class RosterRowSerializer(serializers.Serializer):
-    memberId = serializers.UUIDField(source="member_id", help_text="The membership's id.")
-    email = serializers.EmailField()
-    firstName = serializers.CharField(source="first_name")
-    lastName = serializers.CharField(source="last_name")
-    enrolledAt = serializers.DateTimeField(source="enrolled_at", help_text="When enrolled.")
-    dueAt = serializers.DateTimeField(
-        source="due_at", allow_null=True, help_text="When the course is due; null: no date."
-    )
-    status, progress, completedAt = _course_standing()
-    lastActivityAt = serializers.DateTimeField(
-        source="last_activity_at",
-        allow_null=True,
-        help_text="The learner's last progress report answered 200 on an activity of the "
-        "course; null when none.",
-    )
-    overdue = serializers.BooleanField(help_text="dueAt has passed and status is not completed.")
-
-
-class FunnelStepSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    moduleId = serializers.UUIDField(source="module_id")
-    seq = serializers.IntegerField(min_value=1)
-    title = serializers.CharField()
-    started = serializers.IntegerField(
-        min_value=0, help_text="Enrolled learners with a report on it."
-    )
-    completed = serializers.IntegerField(
-        min_value=0, help_text="Enrolled learners who completed it."
-    )
-
-
-class CourseReportSerializer(serializers.Serializer):
-    courseId = serializers.UUIDField(source="course_id")
-    title = serializers.CharField()
-    enrolled = serializers.IntegerField(min_value=0)
-    notStarted = serializers.IntegerField(source="not_started", min_value=0)
-    inProgress = serializers.IntegerField(source="in_progress", min_value=0)
-    completed = serializers.IntegerField(min_value=0)
-    overdue = serializers.IntegerField(min_value=0)
-    completionRate = serializers.FloatField(
-        source="completion_rate", min_value=0.0, max_value=1.0, help_text="completed / enrolled."
-    )
-    activities = FunnelStepSerializer(many=True, help_text="As 4.4 lists them, in its order.")
-
-
+# Built from ``RosterRow``s (Python values): ``ROSTER_ROW.body_of``.
 ROSTER_ROW = Shape(RosterRowSerializer)
-COURSE_REPORT = Shape(CourseReportSerializer)

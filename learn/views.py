@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from learn.models import Course, Enrollment, IdempotencyRecord
+from learn.roster_csv import roster_csv_response
 from learn.selectors import course_progress, members_named
 from learn.serializers import (
     ACTIVITY,
@@ -48,6 +49,7 @@ from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
 from lms.pagination import Page, PagedListView, PageParams, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin, ids_or_404, not_found
+from lms.web.csv_export import CsvErrorsAsJson, wants_csv
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
 from organizations.api import IsOrgAdmin, IsStaffRole
@@ -217,15 +219,16 @@ class CourseOutlineView(OrgScopedViewMixin, APIView):
         return rendered(request, COURSE_OUTLINE.body(outline))
 
 
-def _roster_query(request) -> tuple[Page, RosterFilters, list]:
-    """The page, the filters and the sort of a roster request, or one 400 naming every bad
-    parameter (before the course is looked up: the contract's check order)."""
+def _roster_query(request, *, paged: bool = True) -> tuple[Page | None, RosterFilters, list]:
+    """The page (None when not ``paged``: the CSV ignores paging), the filters and the sort
+    of a roster request, or one 400 naming every bad parameter (before the course is looked
+    up: the contract's check order)."""
     errors: dict = {}
     page = None
     try:
-        page = read_page(request)
+        page = read_page(request) if paged else None
     except ValidationError as exc:
-        errors.update(exc.detail)
+        errors.update(exc.detail)  # type: ignore[arg-type]  # a dict: read_page names fields
     query = RosterQuerySerializer(data=request.query_params)
     if not query.is_valid():
         errors.update(query.errors)
@@ -241,9 +244,10 @@ def _roster_query(request) -> tuple[Page, RosterFilters, list]:
     return page, filters, data["sort"]
 
 
-class CourseRosterReads:
+class CourseRosterReads(CsvErrorsAsJson):
     """9.4's GET of a course's enrolments: the roster (owner, admin, instructor; an
-    unpublished course too). Mixed into the view of ``courses/{courseId}/enrollments``."""
+    unpublished course too), as JSON pages or, to ``Accept: text/csv``, every selected row
+    as CSV. Mixed into the view of ``courses/{courseId}/enrollments``."""
 
     @extend_schema(
         operation_id="list_course_enrollments",
@@ -254,11 +258,22 @@ class CourseRosterReads:
         "search, and sorted. A course that is not published answers too. Unknown query "
         "parameters are ignored.",
         parameters=[PageParams, RosterQuerySerializer],
-        responses={200: RosterRowSerializer(many=True)},
+        responses={
+            (200, "application/json"): RosterRowSerializer(many=True),
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="To Accept: text/csv: every row the filters and sort select "
+                "(paging ignored), streamed as a CSV download with the row's names as its "
+                "header.",
+            ),
+        },
     )
     def get(self, request, courseId):  # the interface's name for the path parameter
-        page, filters, sort = _roster_query(request)
+        csv = wants_csv(request)
+        page, filters, sort = _roster_query(request, paged=not csv)
         course_id = _course_id_or_404(self.org.id, courseId)
+        if csv:
+            return roster_csv_response(self.org.id, course_id, filters, sort)
         rows, total = roster_page(self.org.id, course_id, filters, sort, page)
         return rendered(request, envelope(ROSTER_ROW.bodies(rows), total, page))
 
@@ -276,7 +291,7 @@ COURSE_ID = OpenApiParameter(
 )
 
 
-class CourseEnrollmentsView(CourseRosterReads, OrgScopedViewMixin, APIView):
+class CourseEnrollmentsView(CourseRosterReads, OrgScopedViewMixin, APIView):  # type: ignore[misc]
     """A course's enrolments (CONTRACT 9.3; 9.4's roster is this path's GET)."""
 
     model = Course

@@ -13,7 +13,7 @@ that answer domain values (a course's progress, the activity a report is on) are
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -40,7 +40,6 @@ from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import ActivityFunnel, Course, CourseCompletion, Enrollment, Module, Stage
 from learn.selectors import (
-    STATUS_OF_STAGE,
     activity_standing,
     counted,
     course_status,
@@ -437,7 +436,7 @@ def roster_base(org_id, course_id, filters: RosterFilters, now: datetime) -> Que
     return rows
 
 
-def _listed_count(org_id, course_id) -> Subquery:
+def _listed_count(org_id, course_id) -> Coalesce:
     """How many activities the course lists, as an uncorrelated scalar subquery (read once
     for the whole page)."""
     counted = (
@@ -486,9 +485,15 @@ def roster(org_id, course_id, filters: RosterFilters, sort: Sequence[SortKey], n
 
 def roster_row(row: tuple) -> RosterRow:
     """A row of ``roster`` as the roster answers it (``ROSTER_ROW``)."""
-    *head, stage, done, completed_at, last_activity_at, overdue, listed = row
+    member, email, first_name, last_name, enrolled_at, due_at = row[:6]
+    stage, done, completed_at, last_activity_at, overdue, listed = row[6:]
     return RosterRow(
-        *head,
+        member,
+        email,
+        first_name,
+        last_name,
+        enrolled_at,
+        due_at,
         status=_STATUSES[stage],
         progress=fraction_done(done, listed),
         completed_at=completed_at,
@@ -694,60 +699,3 @@ def completions_feed(
     else:
         following = cursor if cursor is not None else feed_cursor(0)
     return Completions(rows=rows, next=following)
-
-
-# --- a course's roster as its CSV writes it (9.4) ----------------------------------------------
-
-
-class RosterLine(NamedTuple):
-    """A roster row with its ids and times as wire text (``ROSTER_ROW.body`` builds its
-    cells)."""
-
-    membership_id: str
-    email: str
-    first_name: str
-    last_name: str
-    enrolled_at: str
-    due_at: str | None
-    status: str
-    progress: float
-    completed_at: str | None
-    last_activity_at: str | None
-    overdue: bool
-
-
-_ROSTER_LINE = (
-    WireId("membership_id"),
-    "email",
-    "first_name",
-    "last_name",
-    WireTime("created_at"),
-    WireTime("due_at"),
-    "stage",
-    "done",
-    WireTime("completed_at"),
-    WireTime("last_activity_at"),
-    "overdue",
-)
-
-
-def roster_lines(enrollments: QuerySet, listed: int, *, chunk: int) -> Iterator[RosterLine]:
-    """The rows of ``enrollments`` (a ``learn.selectors.roster``, filtered and ordered) as
-    they are read, ``chunk`` at a time (a server-side cursor on PostgreSQL: one query, one
-    snapshot, the memory of a chunk), ``listed`` being how many activities the course
-    lists. The database writes the ids and times; nothing is made a model instance."""
-    for row in enrollments.values_list(*_ROSTER_LINE).iterator(chunk_size=chunk):
-        member, email, first, last, enrolled, due, stage, done, completed, last_at, late = row
-        yield RosterLine(
-            member,
-            email,
-            first,
-            last,
-            enrolled,
-            due,
-            STATUS_OF_STAGE[stage],
-            fraction_done(done, listed),
-            completed,
-            last_at,
-            late,
-        )

@@ -27,6 +27,7 @@ well as the group.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -160,17 +161,35 @@ class Insert:
                     ],
                 )
             return
-        sql = f"{into} VALUES {', '.join([row_sql] * len(rows))}{self.suffix}"
-        params = [
-            field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
-            for row in rows
-            for field, value in zip(fields, row, strict=True)
-        ]
-        if self.batch:
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-        else:
-            _run(connection, sql, params)
+        if not self.batch:
+            _run(connection, *self._values(connection, into, row_sql, rows))
+            return
+        # SQLite takes at most so many parameters a statement (32,766 since 3.32): a batch
+        # beyond them is written in as few statements as they allow.
+        per = max(1, _variable_limit(connection) // len(fields))
+        with connection.cursor() as cursor:
+            for start in range(0, len(rows), per):
+                cursor.execute(*self._values(connection, into, row_sql, rows[start : start + per]))
+
+    def _values(self, connection, into: str, row_sql: str, rows: list) -> tuple[str, list]:
+        """The ``VALUES`` statement of ``rows`` and its parameters."""
+        return (
+            f"{into} VALUES {', '.join([row_sql] * len(rows))}{self.suffix}",
+            [
+                field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
+                for row in rows
+                for field, value in zip(self.fields, row, strict=True)
+            ],
+        )
+
+
+def _variable_limit(connection) -> int:
+    """How many parameters one statement of ``connection`` may take: SQLite's own limit
+    where the driver tells it, else Django's figure for the database."""
+    raw = getattr(connection.connection, "getlimit", None)
+    if raw is not None and connection.vendor == "sqlite":
+        return raw(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    return connection.features.max_query_params or 65535
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:

@@ -114,7 +114,7 @@ def sample_pools(now: float) -> None:
     _pool_sampled[0] = now
     from django.db.backends.postgresql.base import DatabaseWrapper
 
-    for alias, pool in list(DatabaseWrapper._connection_pools.items()):
+    for alias, pool in list(DatabaseWrapper._connection_pools.items()):  # type: ignore[attr-defined]
         stats = pool.get_stats()
         for stat, gauge in POOL.items():
             gauge.labels(alias).set(stats.get(stat, 0))

@@ -71,13 +71,14 @@ def _log_access(request: HttpRequest, response: HttpResponse, started: float) ->
     path = redact(request.path)
     method, status = request.method, response.status_code
     membership = getattr(request, "auth", None)  # an API token's membership
+    org_id = getattr(membership, "org_id", None)
     extra = {
         "method": method,
         "path": path,
         "status": status,
         "durationMs": round((time.perf_counter() - started) * 1000, 2),
         "clientAddress": client_address(request),
-        "orgId": str(membership.org_id) if hasattr(membership, "org_id") else None,
+        "orgId": None if org_id is None else str(org_id),
         "userAgent": request.META.get("HTTP_USER_AGENT"),
     }
     access_logger.handle(

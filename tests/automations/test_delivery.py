@@ -16,8 +16,8 @@ import pytest
 
 from automations import runs
 from automations.delivery import ANSWER_LIMIT
+from harness.hostile import HostileReceiver, repeat, send, then, trickle
 from learn.services import enroll
-from tests.automations.hostile import HostileReceiver, repeat, send, then, trickle
 from tests.helpers import make_member
 from tests.learn.factories import CourseFactory
 from tests.proof.processes import clean_env, manage

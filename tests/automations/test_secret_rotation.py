@@ -149,6 +149,15 @@ def test_during_the_overlap_each_signature_verifies_with_its_own_secret(api, own
     Webhook(old).verify(delivery["body"], delivery["headers"])
 
 
+def signed_by(delivery: dict, secrets: list[str]) -> dict:
+    """``delivery``, having checked it carries one signature per secret, in that order."""
+    signatures = delivery["headers"]["webhook-signature"].split(" ")
+    assert len(signatures) == len(secrets)
+    for secret, signature in zip(secrets, signatures, strict=True):
+        Webhook(secret).verify(delivery["body"], only(delivery, signature))
+    return delivery
+
+
 def test_rolls_within_the_overlap_keep_every_secret_inside_its_window_signing(
     api, owner, receiver, settings
 ):
@@ -160,18 +169,10 @@ def test_rolls_within_the_overlap_keep_every_secret_inside_its_window_signing(
     first = created["signingSecret"]
     second = api.post(rotate_url(created["id"]), token=owner.token).json()["signingSecret"]
     third = api.post(rotate_url(created["id"]), token=owner.token).json()["signingSecret"]
-    delivery = deliver(api, owner, created["id"], received)
-    signatures = delivery["headers"]["webhook-signature"].split(" ")
-    assert len(signatures) == 3
-    for secret, signature in zip([third, second, first], signatures, strict=True):
-        Webhook(secret).verify(delivery["body"], only(delivery, signature))
+    delivery = signed_by(deliver(api, owner, created["id"], received), [third, second, first])
 
     fourth = api.post(rotate_url(created["id"]), token=owner.token).json()["signingSecret"]
-    delivery = deliver(api, owner, created["id"], received)
-    signatures = delivery["headers"]["webhook-signature"].split(" ")
-    assert len(signatures) == 3
-    for secret, signature in zip([fourth, third, second], signatures, strict=True):
-        Webhook(secret).verify(delivery["body"], only(delivery, signature))
+    delivery = signed_by(deliver(api, owner, created["id"], received), [fourth, third, second])
     with pytest.raises(WebhookVerificationError):
         Webhook(first).verify(delivery["body"], delivery["headers"])
 

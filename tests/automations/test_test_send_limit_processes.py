@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.organizations.servers import base_env, gunicorn_servers, run_django
+from harness.servers import base_env, gunicorn_servers, run_django
 from tests.organizations.test_invite_throttle_processes import _redis_url
 
 pytestmark = pytest.mark.processes

@@ -16,7 +16,7 @@ from django.db import connection
 from bench.floors import BODY
 from bench.load import FLOOR_WRITE_BODY, FLOORS
 from harness.processes import HOST, gunicorn_server
-from tests.organizations.servers import base_env
+from harness.servers import base_env
 
 pytestmark = [pytest.mark.postgres, pytest.mark.processes]
 

@@ -292,7 +292,7 @@ def test_keyset_chunks_walk_the_whole_order(org, course, class_of, sort, overdue
         walked += chunk
         if after is None:
             break
-    assert [row.member_id for row in walked] == [row.member_id for row in whole]
+    assert [row.membership_id for row in walked] == [row.membership_id for row in whole]
 
 
 def test_a_changed_email_or_name_is_searched_and_sorted(api, owner, course, class_of):

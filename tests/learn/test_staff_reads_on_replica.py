@@ -13,6 +13,7 @@ import time
 import pytest
 
 from harness.processes import gunicorn_server
+from harness.servers import base_env, run_django
 from tests.lms.test_read_replica import (  # noqa: F401 (clusters: a fixture)
     CHECK_SECONDS,
     MAX_LAG_SECONDS,
@@ -20,7 +21,6 @@ from tests.lms.test_read_replica import (  # noqa: F401 (clusters: a fixture)
     call,
     clusters,
 )
-from tests.organizations.servers import base_env, run_django
 
 pytestmark = pytest.mark.processes
 

@@ -101,7 +101,7 @@ def check(org, course, members) -> None:
     sort = [SortKey("email", False)]
     rows, total = roster_page(org.id, course.id, RosterFilters(), sort, Page(1, 100))
     assert total == len(enrolled) == len(rows)
-    by_member = {row.member_id: row for row in rows}
+    by_member = {row.membership_id: row for row in rows}
     assert set(by_member) == {str(member) for member in enrolled}
     statuses = {}
     for member in members:

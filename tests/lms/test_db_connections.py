@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from tests.organizations.servers import base_env, fetch, gunicorn_servers
+from harness.servers import base_env, fetch, gunicorn_servers
 
 THREADS = 4
 APP = "lms-cut-connections"  # the server's connections name themselves (libpq's PGAPPNAME)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.processes import HOST, free_port, get, gunicorn_server, stop, wait_for
-from tests.organizations.servers import base_env, run_django
+from harness.servers import base_env, run_django
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = "/static/admin/css/base.css"

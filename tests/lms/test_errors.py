@@ -8,8 +8,8 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from harness.servers import run_django
 from tests.helpers import assert_error
-from tests.organizations.servers import run_django
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.lms.probe_urls")]
 

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.processes import get, gunicorn_server
-from tests.organizations.servers import base_env, run_django
+from harness.servers import base_env, run_django
 
 pytestmark = pytest.mark.processes
 

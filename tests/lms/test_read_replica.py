@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from harness.processes import HOST, free_port, gunicorn_server
-from tests.organizations.servers import base_env, run_django
+from harness.servers import base_env, run_django
 
 pytestmark = pytest.mark.processes
 

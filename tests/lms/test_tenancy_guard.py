@@ -124,10 +124,24 @@ CASES = {
     ],
     "api/learn/courses/<id:courseId>/enrollments": lambda w: [
         (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/enrollments",
+            f"/api/learn/courses/{MISSING}/enrollments",
+            None,
+        ),
+        (
             "POST",
             f"/api/learn/courses/{w['course'].id}/enrollments",
             f"/api/learn/courses/{MISSING}/enrollments",
             {"memberIds": [str(w["my_member"].id)]},
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/report": lambda w: [
+        (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/report",
+            f"/api/learn/courses/{MISSING}/report",
+            None,
         ),
     ],
     "api/learn/courses/<id:courseId>/enrollments/<id:memberId>": lambda w: [
@@ -157,14 +171,6 @@ CASES = {
             "POST",
             f"/api/organizations/invites/{w['invite'].id}/revoke",
             f"/api/organizations/invites/{MISSING}/revoke",
-            None,
-        ),
-    ],
-    "api/learn/courses/<id:courseId>/report": lambda w: [
-        (
-            "GET",
-            f"/api/learn/courses/{w['course'].id}/report",
-            f"/api/learn/courses/{MISSING}/report",
             None,
         ),
     ],

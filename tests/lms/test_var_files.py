@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from tests.organizations.servers import base_env, run_django
+from harness.servers import base_env, run_django
 
 
 @pytest.mark.processes

@@ -17,10 +17,10 @@ from django.db import connection
 from django.test import Client
 
 from harness.processes import gunicorn_server
+from harness.servers import base_env, fetch
 from organizations.models import ApiToken, Membership, Organization, User
 from tests.bundles.factories import add_bundles
 from tests.factories import OrganizationFactory, UserFactory
-from tests.organizations.servers import base_env, fetch
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from harness.servers import ROOT, base_env
 from organizations.models import Invite, Membership
 from organizations.services import reissue_invite, revoke_pending_invite
 from tests.helpers import make_member
-from tests.organizations.servers import ROOT, base_env
 
 pytestmark = pytest.mark.django_db
 

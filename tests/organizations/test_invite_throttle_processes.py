@@ -18,8 +18,8 @@ from urllib.parse import urlparse
 import pytest
 from django.db import connection
 
+from harness.servers import base_env, fetch, gunicorn_servers, run_django
 from tests.organizations.factories import make_invite
-from tests.organizations.servers import base_env, fetch, gunicorn_servers, run_django
 
 pytestmark = pytest.mark.processes
 

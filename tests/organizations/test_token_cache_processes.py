@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.organizations.servers import base_env, fetch, gunicorn_servers, run_django
+from harness.servers import base_env, fetch, gunicorn_servers, run_django
 
 pytestmark = pytest.mark.processes
 

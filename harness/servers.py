@@ -1,4 +1,5 @@
-"""Real gunicorn servers for tests that must cross process boundaries, over real HTTP."""
+"""Real gunicorn servers for tests and benches that must cross process boundaries, over real
+HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A real deployment in miniature for the worker tests: a database of its own (a SQLite file,
+"""A real deployment in miniature for the worker tests and the fairness bench: a database of its own (a SQLite file,
 or a fresh PostgreSQL database when the suite runs on PostgreSQL), gunicorn, the task
 framework's worker process (db_worker, or rqworker on Redis), the sweep, and an HTTP
 receiver on the loopback that records every webhook delivery."""
@@ -23,7 +23,7 @@ from harness.processes import (
     stop,
     wait_for,  # noqa: F401 (imported from here by the worker tests)
 )
-from tests.organizations.servers import base_env, gunicorn_servers, run_django
+from harness.servers import base_env, gunicorn_servers, run_django
 
 ROOT = Path(__file__).resolve().parents[2]
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
