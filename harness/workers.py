@@ -1,7 +1,7 @@
-"""A real deployment in miniature for the worker tests and the fairness bench: a database of its own (a SQLite file,
-or a fresh PostgreSQL database when the suite runs on PostgreSQL), gunicorn, the task
-framework's worker process (db_worker, or rqworker on Redis), the sweep, and an HTTP
-receiver on the loopback that records every webhook delivery."""
+"""A real deployment in miniature for the worker tests and the fairness bench: a database of
+its own (a SQLite file, or a fresh PostgreSQL database when the suite runs on PostgreSQL),
+gunicorn, the task framework's worker process (db_worker, or rqworker on Redis), the sweep,
+and an HTTP receiver on the loopback that records every webhook delivery."""
 
 from __future__ import annotations
 
