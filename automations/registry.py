@@ -40,24 +40,37 @@ class Trigger:
     recipients: frozenset[str] = frozenset({"learner"})
     # The conditions (``CONDITIONS``) that may limit it: its events' data carry their ids.
     conditions: tuple[str, ...] = ()
+    # The keys of its events' data (docs/api.md, "When automations run"): ids, the member's
+    # e-mail; ``invitedBy`` may be null.
+    data: tuple[str, ...] = ()
 
 
 TRIGGERS: dict[str, Trigger] = {
     t.name: t
     for t in [
         Trigger(
-            "enrollment.created", "A member is enrolled in a course.", conditions=("courseIds",)
+            "enrollment.created",
+            "A member is enrolled in a course.",
+            conditions=("courseIds",),
+            data=("enrollmentId", "courseId", "memberId", "email"),
         ),
         Trigger(
             "activity.completed",
             "A learner completes an activity.",
             conditions=("courseIds", "activityIds"),
+            data=("activityId", "courseId", "memberId", "email"),
         ),
-        Trigger("course.completed", "A learner completes a course.", conditions=("courseIds",)),
+        Trigger(
+            "course.completed",
+            "A learner completes a course.",
+            conditions=("courseIds",),
+            data=("courseId", "memberId", "email"),
+        ),
         Trigger(
             "invite.accepted",
             "An invitee accepts an invite and becomes a member ('learner' is the new member).",
             frozenset({"learner", "inviter"}),
+            data=("inviteId", "memberId", "email", "invitedBy"),
         ),
     ]
 }
@@ -552,3 +565,28 @@ def schema_text() -> str:
             f'- {action_type.name}: {{"type": "{action_type.name}", "input": {{{fields}}}}}'
         )
     return "\n".join(lines)
+
+
+def _data_value(key: str) -> dict:
+    if key == "email":
+        return {"type": "string", "format": "email"}
+    return {
+        "type": "string",
+        "format": "uuid",
+        **({"nullable": True} if key == "invitedBy" else {}),
+    }
+
+
+# An event's data, one closed object per trigger (their keys tell them apart).
+EVENT_DATA_SCHEMA = {
+    "oneOf": [
+        {
+            "type": "object",
+            "title": f"{trigger.name} data",
+            "properties": {key: _data_value(key) for key in trigger.data},
+            "required": list(trigger.data),
+            "additionalProperties": False,
+        }
+        for trigger in TRIGGERS.values()
+    ]
+}

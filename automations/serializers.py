@@ -2,7 +2,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from automations.models import Automation
-from automations.registry import ACTION_TYPES, CONDITIONS, MAX_CONDITION_IDS, TRIGGERS
+from automations.registry import (
+    ACTION_TYPES,
+    CONDITIONS,
+    EVENT_DATA_SCHEMA,
+    MAX_CONDITION_IDS,
+    TRIGGERS,
+)
 from lms.fields import JsonBooleanField, StrictCharField
 from lms.web.shapes import Shape
 
@@ -164,11 +170,18 @@ class RunActionSerializer(serializers.Serializer):
     response = ResponseField(help_text="A webhook's answer, else null.")
 
 
+@extend_schema_field(EVENT_DATA_SCHEMA)
+class EventDataField(serializers.DictField):
+    """An event's data, typed per trigger in the schema."""
+
+
 class RunEventSerializer(serializers.Serializer):
     id = serializers.UUIDField(source="event_id")
     type = TriggerField(source="trigger")
     occurredAt = serializers.DateTimeField(source="occurred_at")
-    data = serializers.DictField(source="event_data")
+    data = EventDataField(
+        source="event_data", help_text="The event's data: its trigger's shape (`type`)."
+    )
     test = serializers.BooleanField(
         required=False,
         help_text="true on a test send's example event (POST /api/automations/{id}/test); "

@@ -297,6 +297,8 @@ _RULE_KEYS: dict[str, tuple[str, Bound] | None] = {
     "reported": None,
 }
 RULE_TYPES = tuple(_RULE_KEYS)
+# The same, for the schema (learn.serializers): each rule's key and its bound.
+RULE_KEYS = _RULE_KEYS
 VIEW = Rule("view")
 UNUSABLE = Rule("unusable")
 

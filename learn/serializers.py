@@ -171,6 +171,52 @@ REMAINING_SCHEMA = {
 SHARED_SCHEMAS["Remaining"] = REMAINING_SCHEMA
 
 
+def _bounded(bound: completion.Bound) -> dict:
+    """A number of ``bound``'s kind and range, as JSON Schema."""
+    schema: dict = {"type": "integer" if bound.whole else "number"}
+    if bound.low != -math.inf:
+        schema["minimum"] = bound.low
+        if bound.low_excluded:  # OpenAPI 3.0: a flag beside the minimum
+            schema["exclusiveMinimum"] = True
+    if bound.high != math.inf:
+        schema["maximum"] = bound.high
+    return schema
+
+
+def _rule(kind: str, key: tuple[str, completion.Bound] | None) -> dict:
+    properties: dict = {"type": {"type": "string", "enum": [kind]}}
+    if key is not None:
+        properties[key[0]] = _bounded(key[1])
+    return {
+        "type": "object",
+        "title": f"{kind} rule",
+        "properties": properties,
+        "required": list(properties),
+    }
+
+
+# An activity's settings: its completion rule (one of the six, as learn.completion reads
+# them), the media's duration and the document's page count; other keys as staff typed them.
+SETTINGS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "completion": {
+            "oneOf": [_rule(kind, key) for kind, key in completion.RULE_KEYS.items()],
+            "description": "The completion rule (the API guide's Completion rules); none: view.",
+        },
+        "duration": {**_bounded(completion.DURATION), "description": "A media's seconds."},
+        "pages": {**_bounded(completion.PAGES), "description": "A document's page count."},
+    },
+    "additionalProperties": True,
+}
+SHARED_SCHEMAS["ActivitySettings"] = SETTINGS_SCHEMA
+
+
+@extend_schema_field(SETTINGS_SCHEMA)
+class SettingsField(serializers.JSONField):
+    """An activity's settings, as stored."""
+
+
 @extend_schema_field(REMAINING_SCHEMA)
 class RemainingField(serializers.JSONField):
     """What remains of an activity under its rule (``completion.remaining``); null once
@@ -221,7 +267,7 @@ class ProgressResultSerializer(serializers.Serializer):
 class ActivitySerializer(OrgScopedSerializer):
     moduleId = serializers.UUIDField(source="module_id", read_only=True)
     courseId = serializers.UUIDField(source="course_id", read_only=True)
-    settings = serializers.JSONField(read_only=True, allow_null=True)
+    settings = SettingsField(read_only=True, allow_null=True)
 
     class Meta:
         model = Activity
@@ -283,7 +329,7 @@ class OutlineActivitySerializer(serializers.Serializer):
     id = serializers.UUIDField()
     seq = serializers.IntegerField(min_value=1)
     title = serializers.CharField(allow_blank=True, help_text="May be empty.")
-    settings = serializers.JSONField(allow_null=True, help_text="As stored (any JSON).")
+    settings = SettingsField(allow_null=True, help_text="As stored.")
     status = serializers.ChoiceField(choices=ProgressStatus.choices, help_text=_STATUS_HELP)
     progress = serializers.FloatField(min_value=0.0, max_value=1.0)
     remaining = RemainingField()

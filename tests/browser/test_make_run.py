@@ -8,8 +8,12 @@ from __future__ import annotations
 import json
 import urllib.request
 
+import pytest
+
 from harness.processes import free_port, make_target
 from tests.proof.processes import developer_env
+
+pytestmark = pytest.mark.processes
 
 
 def _call(port: int, method: str, path: str, token: str, body: dict | None = None) -> dict:

@@ -21,7 +21,10 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from automations.registry import TRIGGERS
+from learn.completion import RULE_TYPES
 from lms import errors
+from tests.automations.test_sends_and_retries import EVENT_DATA
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +74,29 @@ def test_remaining_is_declared_once_and_named(schema_file):
         assert remaining["nullable"] is True
 
 
+def test_a_run_events_data_is_typed_per_trigger(schema_file):
+    schema = json.loads(schema_file.read_text())
+    shapes = schema["components"]["schemas"]["RunEvent"]["properties"]["data"]["oneOf"]
+    assert {shape["title"]: tuple(shape["required"]) for shape in shapes} == {
+        f"{name} data": trigger.data for name, trigger in TRIGGERS.items()
+    }
+    assert all(shape["additionalProperties"] is False for shape in shapes)
+    assert EVENT_DATA["invite.accepted"] == set(TRIGGERS["invite.accepted"].data)
+
+
+def test_an_activitys_settings_type_the_six_completion_rules(schema_file):
+    schema = json.loads(schema_file.read_text())
+    settings_schema = schema["components"]["schemas"]["ActivitySettings"]
+    rules = settings_schema["properties"]["completion"]["oneOf"]
+    assert [rule["properties"]["type"]["enum"] for rule in rules] == [[k] for k in RULE_TYPES]
+    assert {rule["title"]: rule["required"] for rule in rules}["score rule"] == [
+        "type",
+        "passingScore",
+    ]
+    activity = schema["components"]["schemas"]["Activity"]["properties"]["settings"]
+    assert activity["allOf"] == [{"$ref": "#/components/schemas/ActivitySettings"}]
+
+
 @pytest.mark.processes
 def test_openapi_python_client_generates_without_warnings(schema_file, tmp_path):
     generator = Path(sys.executable).parent / "openapi-python-client"
@@ -113,6 +139,10 @@ def test_openapi_typescript_output_compiles_under_tsc_strict(schema_file, tmp_pa
         'type Code = components["schemas"]["Error"]["error"];\n'
         'export const code: Code = "not_enrolled";\n'
         'export type Remaining = components["schemas"]["Remaining"];\n'
+        'type Data = components["schemas"]["RunEvent"]["data"];\n'
+        'export const data: Data = {courseId: "c", memberId: "m", email: "e@example.com"};\n'
+        'type Settings = components["schemas"]["ActivitySettings"];\n'
+        'export const rule: Settings = {completion: {type: "time", minSeconds: 60}};\n'
     )
     done = subprocess.run(
         [str(tools["tsc"]), "--strict", "--noEmit", str(types), str(use)],
