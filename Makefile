@@ -74,9 +74,12 @@ seed: $(VENV)/.installed
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py seed_demo
 
+# mypy reads the files [tool.mypy] lists in pyproject.toml (lms/ and every app's services,
+# selectors, wire reads and views), with the Django and DRF plugins.
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
@@ -91,7 +94,8 @@ quick: $(VENV)/.installed-dev
 screenshots: $(VENV)/.installed-dev
 	LMS_ADMIN_SCREENSHOTS=docs/admin LMS_REQUIRE_BROWSER=true $(BIN)/pytest -q tests/browser/test_admin_editors.py \
 		tests/browser/test_admin_automation_runs.py tests/browser/test_admin_webhook_operations.py \
-		tests/browser/test_admin_invites.py tests/browser/test_admin_rough_edges.py
+		tests/browser/test_admin_invites.py tests/browser/test_admin_rough_edges.py \
+		tests/browser/test_admin_enrol_members.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/load.py $(BENCH_ARGS)

@@ -51,6 +51,28 @@ max_requests_jitter = max_requests // 20
 accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("LMS_LOG_LEVEL", "info").lower()
+# gunicorn's own lines (its start, its workers' boots and exits, a timeout) are JSON like the
+# application's, on stderr, so one stream parses whole.
+_json_to_stderr = {
+    "class": "logging.StreamHandler",
+    "formatter": "json",
+    "stream": "ext://sys.stderr",
+}
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "lms.ops.logs.JsonFormatter"}},
+    "handlers": {"console": _json_to_stderr, "error_console": _json_to_stderr},
+    "root": {"level": loglevel.upper(), "handlers": ["console"]},
+    "loggers": {
+        "gunicorn.error": {
+            "level": loglevel.upper(),
+            "handlers": ["error_console"],
+            "propagate": False,
+            "qualname": "gunicorn.error",
+        },
+    },
+}
 wsgi_app = "lms.wsgi:application"
 # The application (Django, the project, its URLconf) is loaded once, in the master, and each
 # worker is forked from it. A worker that replaces another (one that crashed, timed out, or

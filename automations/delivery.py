@@ -61,12 +61,50 @@ _V4_IN_LAST_32_BITS = (
     ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765 SIIT)
 )
 _SIX_TO_FOUR = ipaddress.ip_network("2002::/16")  # 6to4: the IPv4 in bits 16..47 (RFC 3056)
-_REFUSED_V6 = (
-    # NAT64 for local use (RFC 8215): where the IPv4 sits depends on the prefix length the
-    # network chose, so no embedded address can be checked; nothing public is there.
-    ipaddress.ip_network("64:ff9b:1::/48"),
-    ipaddress.ip_network("fec0::/10"),  # site-local, deprecated (RFC 3879)
-    ipaddress.ip_network("::/96"),  # IPv4-compatible ::a.b.c.d, deprecated (RFC 4291)
+# Every range of IANA's special-purpose address registries (IPv4 and IPv6, as of 2025), the
+# few it marks globally reachable included (anycast relays, AS112, AMT: no webhook receiver
+# lives there), with the multicast blocks: refused by this list, not by Python's
+# ``is_global``, whose ranges changed between patch releases (3.11.7 called 192.0.0.8,
+# 192.88.99.1 and 5f00::1 global), so that every Python refuses the same addresses.
+SPECIAL_PURPOSE = tuple(
+    ipaddress.ip_network(network)
+    for network in (
+        "0.0.0.0/8",  # "this network" (RFC 791)
+        "10.0.0.0/8",  # private (RFC 1918)
+        "100.64.0.0/10",  # shared address space, carrier-grade NAT (RFC 6598)
+        "127.0.0.0/8",  # loopback (RFC 1122)
+        "169.254.0.0/16",  # link-local, cloud metadata services (RFC 3927)
+        "172.16.0.0/12",  # private (RFC 1918)
+        "192.0.0.0/24",  # IETF protocol assignments (RFC 6890), 192.0.0.8 among them
+        "192.0.2.0/24",  # documentation, TEST-NET-1 (RFC 5737)
+        "192.31.196.0/24",  # AS112-v4 (RFC 7535)
+        "192.52.193.0/24",  # AMT (RFC 7450)
+        "192.88.99.0/24",  # 6to4 relay anycast, deprecated (RFC 7526)
+        "192.168.0.0/16",  # private (RFC 1918)
+        "192.175.48.0/24",  # direct delegation AS112 (RFC 7534)
+        "198.18.0.0/15",  # benchmarking (RFC 2544)
+        "198.51.100.0/24",  # documentation, TEST-NET-2 (RFC 5737)
+        "203.0.113.0/24",  # documentation, TEST-NET-3 (RFC 5737)
+        "224.0.0.0/4",  # multicast (RFC 5771)
+        "240.0.0.0/4",  # reserved (RFC 1112), 255.255.255.255 included
+        "::/128",  # unspecified (RFC 4291)
+        "::1/128",  # loopback (RFC 4291)
+        "::/96",  # IPv4-compatible ::a.b.c.d, deprecated (RFC 4291): refused whatever it holds
+        # NAT64 for local use (RFC 8215): where the IPv4 sits depends on the prefix length the
+        # network chose, so no embedded address can be checked; nothing public is there.
+        "64:ff9b:1::/48",
+        "100::/64",  # discard-only (RFC 6666)
+        "100:0:0:1::/64",  # dummy prefix (RFC 9780)
+        "2001::/23",  # IETF protocol assignments: Teredo, ORCHID, benchmarking, AMT... (RFC 2928)
+        "2001:db8::/32",  # documentation (RFC 3849)
+        "2620:4f:8000::/48",  # direct delegation AS112 (RFC 7534)
+        "3fff::/20",  # documentation (RFC 9637)
+        "5f00::/16",  # SRv6 segment identifiers (RFC 9602)
+        "fc00::/7",  # unique local (RFC 4193)
+        "fe80::/10",  # link-local (RFC 4291)
+        "fec0::/10",  # site-local, deprecated (RFC 3879)
+        "ff00::/8",  # multicast (RFC 4291)
+    )
 )
 
 
@@ -83,18 +121,37 @@ def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 
 def is_public(address: str) -> bool:
-    """Whether a webhook may be sent to ``address``: a global unicast address. An IPv6
-    address that embeds an IPv4 one is judged by the IPv4 address (Python's ``is_global``
-    calls ``64:ff9b::7f00:1``, which NAT64 takes to 127.0.0.1, global); the deprecated
-    site-local and IPv4-compatible ranges, and the local-use NAT64 prefix, never are."""
+    """Whether a webhook may be sent to ``address``: none of ``SPECIAL_PURPOSE``'s ranges. An
+    IPv6 address that embeds an IPv4 one (IPv4-mapped, -translated, NAT64, 6to4) is judged
+    by the IPv4 address (Python's ``is_global`` calls ``64:ff9b::7f00:1``, which NAT64 takes
+    to 127.0.0.1, global)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if any(ip in network for network in SPECIAL_PURPOSE if network.version == ip.version):
+        return False
     if isinstance(ip, ipaddress.IPv6Address):
-        if any(ip in network for network in _REFUSED_V6):
-            return False
         inner = embedded_ipv4(ip)
         if inner is not None:
             return is_public(str(inner))
-    return ip.is_global and not ip.is_multicast
+    return True
+
+
+def is_refused_host(host: str) -> bool:
+    """Whether a URL's host is, as written, somewhere ``is_public`` refuses: ``localhost``
+    (or a name under it, which resolvers keep on the loopback: RFC 6761), or an address
+    literal in any form the resolver reads (IPv4, IPv6 with its embedded forms, and the
+    short and numeric IPv4 forms such as ``127.1`` or ``2130706433``). Any other name is
+    judged by what it resolves to, when a webhook is sent."""
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = str(ipaddress.ip_address(host.split("%", 1)[0]))
+    except ValueError:
+        try:
+            address = socket.inet_ntoa(socket.inet_aton(host))
+        except (OSError, ValueError):
+            return False  # a name
+    return not is_public(address)
 
 
 def resolve(host: str, port: int, deadline: Deadline) -> list[str]:

@@ -67,6 +67,10 @@ class Automation(OrgScopedModel):
         max_length=64, blank=True, default="", editable=False
     )
     secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The secret before that, and when it was replaced, while that replacement's overlap
+    # lasts: two rotations within the overlap (a double click) keep all three signing.
+    older_signing_secret = models.CharField(max_length=64, blank=True, default="", editable=False)
+    older_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     revision = models.ForeignKey(
         "AutomationRevision",
         null=True,
@@ -91,17 +95,32 @@ class Automation(OrgScopedModel):
         return self.name
 
     def signing_secrets(self, now) -> list[str]:
-        """The secrets a delivery at ``now`` is signed with: the current one, then the one
-        before it while the overlap after a rotation lasts."""
-        rotated = self.secret_rotated_at
+        """The secrets a delivery at ``now`` is signed with: the current one, then each one
+        replaced less than the overlap ago, newest first (three at most)."""
+        replaced = [
+            (self.previous_signing_secret, self.secret_rotated_at),
+            (self.older_signing_secret, self.older_rotated_at),
+        ]
+        return [self.signing_secret] + [
+            secret for secret, at in replaced if secret and self._in_overlap(at, now)
+        ]
+
+    @staticmethod
+    def _in_overlap(replaced_at, now) -> bool:
         overlap = settings.LMS_WEBHOOK_SECRET_OVERLAP_SECONDS
-        if (
-            self.previous_signing_secret
-            and rotated is not None
-            and (now - rotated).total_seconds() < overlap
-        ):
-            return [self.signing_secret, self.previous_signing_secret]
-        return [self.signing_secret]
+        return replaced_at is not None and (now - replaced_at).total_seconds() < overlap
+
+    def rotate_secret(self, now) -> None:
+        """A new current secret; the one it replaces signs for the overlap from ``now``, and
+        so does the one before it while its own overlap lasts."""
+        if self.previous_signing_secret and self._in_overlap(self.secret_rotated_at, now):
+            self.older_signing_secret = self.previous_signing_secret
+            self.older_rotated_at = self.secret_rotated_at
+        else:
+            self.older_signing_secret, self.older_rotated_at = "", None
+        self.previous_signing_secret = self.signing_secret
+        self.signing_secret = new_signing_secret()
+        self.secret_rotated_at = now
 
     @classmethod
     def from_db(cls, db, field_names, values):

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
 
+from automations.delivery import is_refused_host
 from lms.ids import parse_id
 
 Problems = dict[str, list[str]]
@@ -265,6 +267,10 @@ def _url(value, trigger):
         port = 0
     if port == 0:
         return "Must be an http or https URL whose port, if given, is 1 to 65535."
+    if not settings.LMS_WEBHOOK_ALLOW_PRIVATE and is_refused_host(urlsplit(value).hostname or ""):
+        # The check the worker makes of every address it connects to (delivery.is_public),
+        # made of the host as written: a name is judged when a webhook is sent.
+        return "Must not be a loopback, private or other non-public address, nor localhost."
     return None
 
 

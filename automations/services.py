@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from automations import queue
 from automations.definition import Definition, check_definition
-from automations.models import Automation, AutomationRun, new_signing_secret
+from automations.models import Automation, AutomationRun
 from automations.runs import retry_run as start_again
 from automations.runs import revision_of
 from learn.api import Activity, Course
@@ -150,18 +150,19 @@ def update_automation(
 def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
     """Give the automation a new signing secret and answer it (contract 8.8: shown this
     once). The one it replaces is kept, with the time of the rotation: deliveries carry
-    both signatures for ``LMS_WEBHOOK_SECRET_OVERLAP_SECONDS``. Unknown or foreign
+    both signatures for ``LMS_WEBHOOK_SECRET_OVERLAP_SECONDS``, and a third while the one
+    before is still inside its own overlap (``Automation.rotate_secret``). Unknown or foreign
     automation: NotFound. The row is locked, so two rotations at once keep each other's
     secret as the previous one, in order."""
     automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
-    automation.previous_signing_secret = automation.signing_secret
-    automation.signing_secret = new_signing_secret()
-    automation.secret_rotated_at = timezone.now()
+    automation.rotate_secret(timezone.now())
     automation.save(
         update_fields=[
             "signing_secret",
             "previous_signing_secret",
             "secret_rotated_at",
+            "older_signing_secret",
+            "older_rotated_at",
             "updated_at",
         ]
     )
@@ -185,7 +186,8 @@ def example_event_data(*, org: Organization, automation: Automation, caller) -> 
     if course_id is None and trigger != "invite.accepted":
         course = Course.objects.for_org(org).order_by("created_at", "id").first()
         course_id = str(course.id) if course else example_id
-    membership_id = _membership_id(caller)
+    # A staff user who is no member of the organization: an example id, never null.
+    membership_id = _membership_id(caller) or example_id
     member = {"memberId": membership_id, "email": _user_of(caller).email}
     if trigger == "enrollment.created":
         return {"enrollmentId": str(uuid7()), "courseId": course_id, **member}

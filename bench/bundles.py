@@ -110,14 +110,16 @@ def cases(total: int) -> list[tuple[str, dict]]:
     ]
 
 
-def timed(client: Client, token: str, query: dict, repeat: int) -> tuple[list[float], dict]:
+def timed(
+    client: Client, token: str, query: dict, repeat: int, url: str = URL
+) -> tuple[list[float], dict]:
     headers = {"Authorization": f"Bearer {token}"}
     for _ in range(3):  # warm the caches and the connection pool
-        body = client.get(URL, query, headers=headers).json()
+        body = client.get(url, query, headers=headers).json()
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
-        response = client.get(URL, query, headers=headers)
+        response = client.get(url, query, headers=headers)
         times.append((time.perf_counter() - started) * 1000)
         assert response.status_code == 200, response.content[:300]
     return times, body
@@ -127,9 +129,9 @@ def p95(times: list[float]) -> float:
     return sorted(times)[max(0, math.ceil(len(times) * 0.95) - 1)]
 
 
-def explain(client: Client, token: str, query: dict) -> list[str]:
+def explain(client: Client, token: str, query: dict, url: str = URL) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
-        client.get(URL, query, headers={"Authorization": f"Bearer {token}"})
+        client.get(url, query, headers={"Authorization": f"Bearer {token}"})
     plans = []
     for entry in captured.captured_queries[1:]:  # the first is the token lookup
         with connection.cursor() as cursor:

@@ -152,7 +152,7 @@ class EnrolledCourseOut(serializers.ModelSerializer):
     enrolledAt = serializers.DateTimeField(source="created_at")
     status = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
-    completedAt = serializers.DateTimeField(source="completed_at")
+    completedAt = serializers.DateTimeField(source="course_completed_at")
     activityCount = serializers.IntegerField(source="activity_count")
 
     class Meta:
@@ -169,10 +169,10 @@ class EnrolledCourseOut(serializers.ModelSerializer):
         ]
 
     def get_status(self, enrollment) -> str:
-        return course_status(enrollment.completed_at, enrollment.started)
+        return course_status(enrollment.course_completed_at, enrollment.any_started)
 
     def get_progress(self, enrollment) -> float:
-        return fraction_done(enrollment.done, enrollment.activity_count)
+        return fraction_done(enrollment.done_count, enrollment.activity_count)
 
 
 def _count(queryset):
@@ -205,7 +205,7 @@ class MyCourses(TextbookView, generics.ListAPIView):
             .select_related("course")
             .annotate(
                 activity_count=_count(listed),
-                done=Coalesce(
+                done_count=Coalesce(
                     Subquery(
                         mine.filter(status=completion.COMPLETED)
                         .order_by()
@@ -215,8 +215,8 @@ class MyCourses(TextbookView, generics.ListAPIView):
                     ),
                     0,
                 ),
-                started=Exists(mine),
-                completed_at=Subquery(completed_at.values("completed_at")[:1]),
+                any_started=Exists(mine),
+                course_completed_at=Subquery(completed_at.values("completed_at")[:1]),
             )
             .order_by("-created_at", "-course_id")
         )

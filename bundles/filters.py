@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import django_filters
 from django import forms
 from django.db.models import F, OrderBy
 from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ErrorDetail
 
-from bundles.models import Bundle, CodePointOrder
+from bundles.models import Bundle
+from lms import sorting
+from lms.db.collation import CodePointOrder
+from lms.sorting import SortKey
 
 SEARCH_MAX_LENGTH = 200
 DEFAULT_SORT = "-createdAt"
@@ -23,40 +24,10 @@ SORT_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class SortKey:
-    field: str
-    descending: bool
-
-
 def parse_sort(value: str) -> list[SortKey]:
-    """The sort keys a ``sort`` value spells, each field once (its first occurrence decides).
-
-    Raises ``forms.ValidationError`` for an empty item (``name,``, ``,``, ``-``) or an
-    unknown field (wire names only, case-sensitive, no spaces: ``--name`` is unknown).
-    """
-    keys: list[SortKey] = []
-    seen: set[str] = set()
-    for position, item in enumerate(value.split(","), start=1):
-        descending = item.startswith("-")
-        field = item[1:] if descending else item
-        if not field:
-            raise forms.ValidationError(
-                "Sort item %(position)s is empty; write fields separated by single commas.",
-                code="empty_item",
-                params={"position": position},
-            )
-        if field not in SORT_KEYS:
-            raise forms.ValidationError(
-                "Unknown sort field %(field)s; use name, createdAt or updatedAt, each "
-                "optionally prefixed with '-' for descending order.",
-                code="unknown_field",
-                params={"field": repr(field[:50])},
-            )
-        if field not in seen:
-            seen.add(field)
-            keys.append(SortKey(field, descending))
-    return keys
+    """The sort keys a ``sort`` value spells (``lms.sorting.parse_sort`` of the list's
+    fields)."""
+    return sorting.parse_sort(value, SORT_KEYS)
 
 
 def order_by_expressions(keys: list[SortKey]) -> list[OrderBy]:

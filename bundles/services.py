@@ -49,7 +49,7 @@ def insert_bundles(*, org: Organization, bundles: Iterable[NewBundle]) -> list[B
         for new in bundles
     ]
     for row in rows:
-        row.keep_timestamps = True  # see lms.models.StampField
+        row.keep_timestamps = True  # type: ignore[attr-defined]  # see lms.models.StampField
     return Bundle.objects.bulk_create(rows)
 
 

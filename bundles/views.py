@@ -1,4 +1,5 @@
 from functools import partial
+from typing import Any
 
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
@@ -33,14 +34,15 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
 
     def read_query(self) -> tuple[Page, str, tuple]:
         """The page, the search term ("" for none) and the sort keys, or one 400."""
-        errors, page = {}, None
+        errors: dict[str, Any] = {}
+        page: Page | None = None
         try:
             page = read_page(self.request)
         except ValidationError as exc:
-            errors.update(exc.detail)
+            errors.update(exc.detail)  # type: ignore[arg-type]  # a serializer's: a dict
         cleaned, invalid = read_list_query(self.request.query_params)
         errors.update(invalid)
-        if errors:
+        if errors or page is None:
             raise ValidationError(errors)
         return page, cleaned.get("search") or "", tuple(cleaned["sort"])
 

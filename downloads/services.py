@@ -35,7 +35,7 @@ import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -49,6 +49,7 @@ from lms.db.compiled import Compiled
 from lms.db.integrity import UniqueRefusal
 from lms.errors import Conflict, NotFound
 from lms.ids import parse_id, uuid7
+from lms.tenancy import OrgRef, org_id_of
 
 ATTEMPTS = 3
 NOT_LINKED = "No such asset is linked to this download."
@@ -57,8 +58,12 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 # A link as the API's writes read and answer it: the values of ``LINK.sources`` (Python
-# values: UUIDs, aware datetimes), not a model instance.
-Link = LINK.record
+# values: UUIDs, aware datetimes), not a model instance. A named tuple made when the module
+# loads, so one the type checker cannot see: to it, any value.
+if TYPE_CHECKING:
+    Link = Any
+else:
+    Link = LINK.record
 
 
 # A writer that slipped past the download lock breaks one of the links' unique constraints;
@@ -94,7 +99,7 @@ def _retried(service: Callable[P, R]) -> Callable[P, R]:
 @_retried
 def link_asset(
     *,
-    org: Any,
+    org: OrgRef,
     download_id: uuid.UUID | str,
     asset_id: uuid.UUID | str,
     display_name: str | None = None,
@@ -131,7 +136,7 @@ def link_asset(
 
 @_retried
 def unlink_asset(
-    *, org: Any, download_id: uuid.UUID | str, asset_id: uuid.UUID | str
+    *, org: OrgRef, download_id: uuid.UUID | str, asset_id: uuid.UUID | str
 ) -> list[Link]:
     """Removes the asset's link and renumbers the remaining links ``1..n`` in their previous
     order. The asset itself is untouched. Raises NotFound when the download is not in
@@ -149,10 +154,10 @@ def unlink_asset(
 @_retried
 def arrange_links(
     *,
-    org: Any,
+    org: OrgRef,
     download_id: uuid.UUID | str,
     order: Sequence[uuid.UUID | str],
-    display_names: Mapping[uuid.UUID | str, str] | None = None,
+    display_names: Mapping[uuid.UUID, str] | Mapping[str, str] | None = None,
 ) -> list[DownloadAsset]:
     """Puts the download's links in the order of ``order`` (asset ids naming every linked
     asset exactly once), renames those in ``display_names`` (display names as the edge
@@ -168,12 +173,13 @@ def arrange_links(
     wanted = [parse_id(item) for item in order]
     if len(wanted) != len(by_asset) or set(wanted) != set(by_asset):
         raise ValidationError({"order": ["List every linked asset exactly once."]})
-    ordered = [by_asset[asset_id] for asset_id in wanted]
+    ordered = [by_asset[asset_id] for asset_id in wanted if asset_id is not None]
 
     renamed: list[DownloadAsset] = []
     not_linked: list[str] = []
     for key, name in (display_names or {}).items():
-        link = by_asset.get(parse_id(key))
+        asset_id = parse_id(key)
+        link = None if asset_id is None else by_asset.get(asset_id)
         if link is None:
             not_linked.append(f"{key} is not linked.")
         elif name != link.display_name:
@@ -194,7 +200,7 @@ class NewLink:
 @transaction.atomic
 def replace_links(
     *,
-    org: Any,
+    org: OrgRef,
     download_id: uuid.UUID,
     unlink: Sequence[uuid.UUID] = (),
     link: Sequence[NewLink] = (),
@@ -229,13 +235,13 @@ def replace_links(
     return links, [row for row in links if row.asset_id in added]
 
 
-def download_links(*, org: Any, download_id: uuid.UUID | str | None) -> list[Link]:
+def download_links(*, org: OrgRef, download_id: uuid.UUID | str | None) -> list[Link]:
     """The download's links ordered by ``seq``, as link and unlink answer them, read with
     their list of links (``_current_links``) and without a lock. Raises NotFound when the
     download is not in ``org`` (a malformed id included). One query when the download has
     links (they are in its organization, so it exists there); a second, for the download
     itself, only when it has none."""
-    org_id = getattr(org, "pk", org)
+    org_id = org_id_of(org)
     wanted = parse_id(download_id)
     links = [] if wanted is None else _current_links(org, Download(id=wanted, org_id=org_id))
     if not links:
@@ -243,7 +249,7 @@ def download_links(*, org: Any, download_id: uuid.UUID | str | None) -> list[Lin
     return links
 
 
-def locked_links(*, org: Any, download_id: uuid.UUID | str) -> list[Link]:
+def locked_links(*, org: OrgRef, download_id: uuid.UUID | str) -> list[Link]:
     """The download's links ordered by ``seq``, with the download locked until the caller's
     transaction ends (which must be open), so that several services apply as one change."""
     download = _lock_download(org, download_id)
@@ -276,25 +282,25 @@ _ASSET_NAME = Compiled(
 )
 
 
-def _lock_download(org: Any, download_id: uuid.UUID | str) -> Download:
+def _lock_download(org: OrgRef, download_id: uuid.UUID | str) -> Download:
     """Locks the download's row (``SELECT ... FOR UPDATE`` where the database has it) and
     answers it as an unsaved ``Download`` holding only its id and organization: all the
     services need of it."""
-    org_id = getattr(org, "pk", org)
+    org_id = org_id_of(org)
     (download_id,) = _DOWNLOAD_LOCK.one_or_404(Download, org_id=org_id, id=download_id)
     return Download(id=download_id, org_id=org_id)
 
 
-def _current_links(org: Any, download: Download) -> list[Link]:
+def _current_links(org: OrgRef, download: Download) -> list[Link]:
     """The download's links in order, as rows."""
     return [Link._make(row) for row in _LINKS.rows(org_id=download.org_id, download_id=download.id)]
 
 
-def _link_models(org: Any, download: Download) -> list[DownloadAsset]:
+def _link_models(org: OrgRef, download: Download) -> list[DownloadAsset]:
     return list(DownloadAsset.objects.for_org(org).filter(download=download).order_by("seq"))
 
 
-def _close_gap(org: Any, download: Download, links: list[Link]) -> list[Link]:
+def _close_gap(org: OrgRef, download: Download, links: list[Link]) -> list[Link]:
     """Numbers ``links`` (the download's links after one was deleted, read under its lock,
     in order) ``1..n`` again and answers them as stored: the links after the gap each move
     down by one, in two relative updates whatever their number (``statements.shift_down``,

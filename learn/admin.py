@@ -6,6 +6,8 @@ bad rule is a form error, never a broken API."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import nested_admin
 from django import forms
 from django.contrib import admin
@@ -17,7 +19,7 @@ from django.utils import timezone
 from nested_admin.formsets import NestedInlineFormSet
 
 from learn import admin_report
-from learn.admin_forms import RULE_INPUTS, ActivityForm, rule_summary
+from learn.admin_forms import RULE_INPUTS, ActivityForm, EnrolMembersForm, rule_summary
 from learn.models import (
     Activity,
     Course,
@@ -28,7 +30,7 @@ from learn.models import (
     ProgressReport,
 )
 from learn.serializers import COURSE_OUTLINE
-from learn.services import enroll, unenroll
+from learn.services import UNSET, enroll, enroll_members, unenroll
 from learn.wire_reads import course_preview
 from lms.admin import (
     OrgScopedAdmin,
@@ -38,6 +40,7 @@ from lms.admin import (
     pretty_json,
 )
 from lms.errors import NotFound
+from organizations.api import member_ids_by_email
 
 
 class OrderedInlineFormSet(NestedInlineFormSet):
@@ -174,8 +177,8 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
 
     def get_urls(self):
         """The course's report page and its roster's CSV (9.7), and its preview as a learner,
-        for those who may see the course: another organization's course is a 404, as its
-        change page is."""
+        for those who may see the course, and its "Enrol members" form for those who may
+        change it: another organization's course is a 404, as its change page is."""
         view = self.admin_site.admin_view
         return [
             path("<path:object_id>/report/", view(self.report_view), name="learn_course_report"),
@@ -189,6 +192,7 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
                 view(self.preview_view),
                 name="learn_course_preview",
             ),
+            path("<path:object_id>/enrol/", view(self.enrol_view), name="learn_course_enrol"),
             *super().get_urls(),
         ]
 
@@ -225,6 +229,58 @@ class CourseAdmin(nested_admin.NestedModelAdminMixin, OrgScopedAdmin):
     def get_readonly_fields(self, request, obj=None):
         # Modules, activities and enrollments share the course's organization.
         return [*self.readonly_fields, "org"] if obj is not None else self.readonly_fields
+
+    def enrol_view(self, request, object_id):
+        """ "Enrol members" (CONTRACT 9.7): the addresses of members of the course's
+        organization are enrolled through the enrolment service, as the API enrols; the
+        page then says who was enrolled, who already was, and which addresses are no
+        member's. A course the staff user may not change is a 404 (section 6)."""
+        course = self.get_object(request, object_id)
+        if course is None or not self.has_change_permission(request, course):
+            raise Http404("No such course.")
+        form, outcome = EnrolMembersForm(request.POST or None), None
+        if request.method == "POST" and form.is_valid():
+            outcome = enrol_by_email(
+                course, form.cleaned_data["emails"], form.cleaned_data["due_at"]
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Enrol members in {course.title}",
+            "opts": self.opts,
+            "original": course,
+            "form": form,
+            "outcome": outcome,
+        }
+        return TemplateResponse(request, "admin/learn/course/enrol_members.html", context)
+
+
+@dataclass(frozen=True)
+class EnrolOutcome:
+    """What the "Enrol members" form did, by address as typed."""
+
+    enrolled: list[str]
+    already_enrolled: list[str]
+    not_members: list[str]
+
+
+def enrol_by_email(course: Course, emails: list[str], due_at) -> EnrolOutcome:
+    """Enrol the members of the course's organization with these addresses (any case) through
+    ``enroll_members``; the addresses that are no member's are answered, not refused. A due
+    date of None keeps the due dates of those enrolled already."""
+    by_email = member_ids_by_email(course.org_id, emails)
+    found = {email: by_email[email.lower()] for email in emails if email.lower() in by_email}
+    result = enroll_members(
+        org_id=course.org_id,
+        course_id=course.id,
+        membership_ids=list(found.values()),
+        due_at=UNSET if due_at is None else due_at,
+    )
+    enrolled = set(result.enrolled)
+    return EnrolOutcome(
+        enrolled=[email for email, member in found.items() if member in enrolled],
+        already_enrolled=[email for email, member in found.items() if member not in enrolled],
+        not_members=[email for email in emails if email not in found],
+    )
 
 
 def _previewed(body: dict) -> list[dict]:

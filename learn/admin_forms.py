@@ -13,10 +13,12 @@ import json
 from decimal import Decimal
 
 from django import forms
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from learn import completion
 from learn.models import Activity
+from learn.serializers import MAX_ENROL as MAX_ENROL_LINES
 
 # How each rule type reads to staff, and when it completes (the rule table of docs/api.md).
 RULES: dict[str, tuple[str, str]] = {
@@ -322,3 +324,38 @@ def _field_of(message: str) -> tuple[str, str]:
         if head == length_key:
             return name, rest
     return "settings", message
+
+
+class EnrolMembersForm(forms.Form):
+    """The course page's "Enrol members" form (CONTRACT 9.7): e-mail addresses, one a line,
+    and an optional due date. Blank lines and surrounding spaces are ignored, and an address
+    given twice (in any case) counts once."""
+
+    emails = forms.CharField(
+        label="E-mail addresses",
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 60}),
+        help_text=f"One a line, at most {MAX_ENROL_LINES} (members of the course's organization).",
+    )
+    due_at = forms.DateTimeField(
+        label="Due date (UTC)",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Optional: when they should have completed the course. It replaces the due "
+        "date of those enrolled already too; left empty, theirs is kept.",
+    )
+
+    def clean_emails(self) -> list[str]:
+        first: dict[str, str] = {}
+        for line in self.cleaned_data["emails"].splitlines():
+            if line.strip():
+                first.setdefault(line.strip().lower(), line.strip())
+        emails = list(first.values())
+        if len(emails) > MAX_ENROL_LINES:
+            raise forms.ValidationError(f"At most {MAX_ENROL_LINES} addresses at a time.")
+        return emails
+
+    def clean_due_at(self):
+        due_at = self.cleaned_data["due_at"]
+        if due_at is not None and due_at <= timezone.now():
+            raise forms.ValidationError("The due date must be in the future.")
+        return due_at

@@ -8,24 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
-from django.core.paginator import Paginator
-from django.db.models import QuerySet
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 
-from learn.models import Course, Enrollment
-from learn.selectors import (
-    STAGE_OF_STATUS,
-    CourseReport,
-    FunnelRow,
-    course_report,
-    listed_activities,
-    roster,
-    roster_rows,
-)
-from learn.serializers import ROSTER_ROW
-from lms.web.csv_export import cells, csv_response
+from learn.models import Course
+from learn.roster_csv import DEFAULT_SORT, roster_csv_response
+from learn.wire_reads import CourseReport, FunnelStep, RosterFilters, course_report, roster_page
+from lms.pagination import Page
 
 PAGE_SIZE = 50
 STATUSES = [
@@ -36,7 +25,7 @@ STATUSES = [
 ]
 
 
-class RosterFilters(forms.Form):
+class RosterFilterForm(forms.Form):
     """The roster's filters as 9.4 takes them (``status``, ``overdue``, ``search``)."""
 
     status = forms.ChoiceField(choices=STATUSES, required=False)
@@ -48,24 +37,22 @@ class RosterFilters(forms.Form):
         max_length=200, required=False, strip=True, label="Search e-mail or name"
     )
 
-    def narrow(self, enrollments: QuerySet[Enrollment]) -> QuerySet[Enrollment]:
-        """``enrollments`` (a ``learn.selectors.roster``) as the valid filters keep them, in
-        9.4's default order (most recently enrolled first, the member id breaking a tie)."""
+    def read(self) -> RosterFilters:
+        """The valid filters as the roster reads them (none for an invalid one)."""
         values = self.cleaned_data if self.is_valid() else {}
-        if values.get("status"):
-            enrollments = enrollments.filter(stage=STAGE_OF_STATUS[values["status"]])
-        if values.get("overdue"):
-            enrollments = enrollments.filter(overdue=values["overdue"] == "true")
-        if values.get("search"):  # the e-mail and names, lower-cased (learn.standing)
-            enrollments = enrollments.filter(search_text__contains=values["search"].lower())
-        return enrollments.order_by("-created_at", "-membership_id")
+        overdue = values.get("overdue")
+        return RosterFilters(
+            status=values.get("status") or None,
+            overdue=None if not overdue else overdue == "true",
+            search=values.get("search") or "",
+        )
 
 
 @dataclass(frozen=True)
 class Bar:
     """One activity's two bars in the funnel chart, in SVG units."""
 
-    activity: FunnelRow
+    activity: FunnelStep
     label: str
     y: int
     started_width: float
@@ -102,13 +89,13 @@ def _enrol_url(course: Course) -> str | None:
 
 def report_page(model_admin, request, course: Course) -> TemplateResponse:
     """The report page of ``course`` (one the staff user may see)."""
-    now = timezone.now()
-    report = course_report(course.org, course.id, now=now)
-    filters = RosterFilters(request.GET or None)
-    listed = len(report.activities)
-    page = Paginator(filters.narrow(roster(course.org, course.id, now=now)), PAGE_SIZE).get_page(
-        request.GET.get("page")
+    report = course_report(course.org_id, course.pk)
+    form = RosterFilterForm(request.GET or None)
+    number = _page_number(request.GET.get("page"))
+    rows, total = roster_page(
+        course.org_id, course.pk, form.read(), DEFAULT_SORT, Page(number, PAGE_SIZE)
     )
+    pages = max(1, -(-total // PAGE_SIZE))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -129,9 +116,15 @@ def report_page(model_admin, request, course: Course) -> TemplateResponse:
             "legend_y": max(len(report.activities), 1) * ROW_HEIGHT + 16,
             "bar_height": BAR_HEIGHT,
         },
-        "filters": filters,
-        "page": page,
-        "rows": list(roster_rows(page.object_list, listed)),
+        "filters": form,
+        "page": {
+            "number": number,
+            "pages": pages,
+            "previous": number - 1 if number > 1 else None,
+            "next": number + 1 if number < pages else None,
+        },
+        "total": total,
+        "rows": [_shown(row) for row in rows],
         "query": query.urlencode(),
         "csv_url": reverse("admin:learn_course_report_csv", args=[course.pk])
         + (f"?{query.urlencode()}" if query else ""),
@@ -143,12 +136,31 @@ def report_page(model_admin, request, course: Course) -> TemplateResponse:
 
 def report_csv(request, course: Course):
     """Every roster row the filters select (paging ignored), as 9.4's CSV, streamed."""
-    now = timezone.now()
-    listed = listed_activities(course.org, course.id).count()
-    enrollments = RosterFilters(request.GET or None).narrow(roster(course.org, course.id, now=now))
-    rows = roster_rows(enrollments.iterator(chunk_size=2000), listed)
-    return csv_response(
-        ROSTER_ROW.names,
-        cells(ROSTER_ROW, rows, python_values=True),
-        filename=f"{course.pk}-enrollments.csv",
-    )
+    form = RosterFilterForm(request.GET or None)
+    return roster_csv_response(course.org_id, course.pk, form.read(), DEFAULT_SORT)
+
+
+def _page_number(text: str | None) -> int:
+    """The page asked for; the first for anything else."""
+    return int(text) if text and text.isdigit() and 0 < int(text) < 10**9 else 1
+
+
+def _shown(row) -> dict:
+    """A roster row (``learn.wire_reads.RosterRow``, times as wire text) as the page shows
+    it: times to the minute."""
+
+    def minute(text: str | None) -> str:
+        return text[:16].replace("T", " ") if text else "—"
+
+    return {
+        "member_id": row.member_id,
+        "email": row.email,
+        "name": f"{row.first_name} {row.last_name}",
+        "enrolled_at": minute(row.enrolled_at),
+        "due_at": minute(row.due_at),
+        "status": row.status,
+        "percent": round(row.progress * 100),
+        "completed_at": minute(row.completed_at),
+        "last_activity_at": minute(row.last_activity_at),
+        "overdue": row.overdue,
+    }

@@ -6,23 +6,18 @@ the wire's text (the activity listing, a course's outline, the caller's courses)
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import (
-    BooleanField,
-    Case,
     Count,
     Exists,
-    F,
     FilteredRelation,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
-    Value,
-    When,
 )
 from django.db.models.functions import Coalesce
 
@@ -31,31 +26,30 @@ from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import (
     Activity,
-    ActivityFunnel,
     Course,
     CourseCompletion,
     Enrollment,
-    Stage,
 )
 from lms.db.compiled import Compiled
 from lms.errors import validation_error
-from lms.tenancy import get_or_404
+from lms.tenancy import OrgRef, get_or_404
 from organizations.api import Membership, Organization, member_ids, member_ids_by_email
 
+# A membership as a query takes one: the record, or its id (the compiled reads pass ids).
+MemberRef = Membership | uuid.UUID
 
-def is_enrolled(org: Organization, membership: Membership, course_ref) -> Exists:
+
+def is_enrolled(org: OrgRef, membership: MemberRef, course_ref) -> Exists:
     """Whether the member is enrolled in ``course_ref`` (an id, or an ``OuterRef``)."""
     return Exists(Enrollment.objects.for_org(org).filter(membership=membership, course=course_ref))
 
 
-def stored_completion(
-    org: Organization, membership: Membership, course_ref
-) -> QuerySet[CourseCompletion]:
+def stored_completion(org: OrgRef, membership: MemberRef, course_ref) -> QuerySet[CourseCompletion]:
     """The member's stored completion of ``course_ref`` (an id, or an ``OuterRef``)."""
     return CourseCompletion.objects.for_org(org).filter(membership=membership, course=course_ref)
 
 
-def published_activities(org: Organization) -> QuerySet[Activity]:
+def published_activities(org: OrgRef) -> QuerySet[Activity]:
     """Activities a learner may see: published, in a published module of a published course."""
     return Activity.objects.for_org(org).filter(
         published=True, module__published=True, course__published=True
@@ -90,7 +84,7 @@ def progress_target(*, org: Organization, membership: Membership, activity_id: o
     )
 
 
-def published_courses(org: Organization, membership: Membership) -> QuerySet[Course]:
+def published_courses(org: OrgRef, membership: MemberRef) -> QuerySet[Course]:
     """The organization's published courses, each with ``enrolled``: whether the member is."""
     return (
         Course.objects.for_org(org)
@@ -112,7 +106,7 @@ def enrolled_course(
     return course
 
 
-def listed_activities(org: Organization, course_id: uuid.UUID) -> QuerySet[Activity]:
+def listed_activities(org: OrgRef, course_id: uuid.UUID | OuterRef) -> QuerySet[Activity]:
     """A published course's activities as 4.4 lists them: published, of published modules,
     by module seq then seq."""
     return (
@@ -140,7 +134,7 @@ class CourseProgress:
 
 
 def activity_standing(
-    settings: object, status: str | None, progress: float | None, state: object
+    settings: object, status: str | None, progress: float | None, state: dict[str, Any] | None
 ) -> tuple[str, float, completion.Remaining]:
     """An activity's status, progress and remaining for the member, from its stored
     settings and the member's progress row (status, progress and state; None without one):
@@ -193,9 +187,9 @@ def course_progress(
     started = any(activity.status != NOT_STARTED for activity in activities)
     return CourseProgress(
         course_id=course.id,
-        status=course_status(course.completed_at, started),
+        status=course_status(course.completed_at, started),  # type: ignore[attr-defined]
         progress=fraction_done(done, len(activities)),
-        completed_at=course.completed_at,
+        completed_at=course.completed_at,  # type: ignore[attr-defined]
         activities=activities,
     )
 
@@ -223,139 +217,10 @@ def members_named(*, org_id: uuid.UUID, data: dict) -> list[uuid.UUID]:
     unknown = {f"{field}.{index}": [message] for index, item in enumerate(found) if item is None}
     if unknown:
         raise validation_error(unknown)
-    return found
-
-
-# --- a course as its staff see it: its roster and report (9.4, 9.5; the admin's page) ---------
-
-
-@dataclass(frozen=True)
-class RosterRow:
-    """One enrolled learner, with their standing exactly as 7.4 answers them."""
-
-    membership_id: uuid.UUID
-    email: str
-    first_name: str
-    last_name: str
-    enrolled_at: datetime
-    due_at: datetime | None
-    status: str
-    progress: float
-    completed_at: datetime | None
-    last_activity_at: datetime | None
-    overdue: bool
-
-
-@dataclass(frozen=True)
-class FunnelRow:
-    id: uuid.UUID
-    module_id: uuid.UUID
-    seq: int
-    title: str
-    started: int
-    completed: int
-
-
-@dataclass(frozen=True)
-class CourseReport:
-    course_id: uuid.UUID
-    title: str
-    enrolled: int
-    not_started: int
-    in_progress: int
-    completed: int
-    overdue: int
-    completion_rate: float
-    activities: list[FunnelRow]
+    return found  # type: ignore[return-value]  # none is None: raised above
 
 
 def counted(queryset: QuerySet) -> Coalesce:
     """How many rows ``queryset`` (correlated to the outer row) has, as a scalar subquery."""
     counted = queryset.order_by().values("org_id").annotate(n=Count("id")).values("n")
     return Coalesce(Subquery(counted[:1]), 0)
-
-
-def roster(org: Organization, course_id: uuid.UUID, *, now: datetime) -> QuerySet[Enrollment]:
-    """The course's enrolments with their learners' names and ``overdue`` (due before
-    ``now`` and not completed), for filters and sorts in SQL; the standing is the one
-    ``learn.standing`` keeps on each enrolment. What ``roster_rows`` reads."""
-    return (
-        Enrollment.objects.for_org(org)
-        .filter(course_id=course_id)
-        .annotate(
-            email=F("membership__user__email"),
-            first_name=F("membership__user__first_name"),
-            last_name=F("membership__user__last_name"),
-            overdue=Case(
-                When(Q(due_at__lt=now) & ~Q(stage=Stage.COMPLETED), then=Value(True)),
-                default=Value(False),
-                output_field=BooleanField(),
-            ),
-        )
-    )
-
-
-STATUS_OF_STAGE = {
-    Stage.NOT_STARTED: NOT_STARTED,
-    Stage.IN_PROGRESS: IN_PROGRESS,
-    Stage.COMPLETED: COMPLETED,
-}
-STAGE_OF_STATUS = {status: stage for stage, status in STATUS_OF_STAGE.items()}
-
-
-def roster_rows(enrollments: Iterable[Enrollment], listed: int) -> Iterator[RosterRow]:
-    """The rows of (a page of) ``roster``, ``listed`` being how many activities the course
-    lists, as they are read."""
-    return (
-        RosterRow(
-            membership_id=row.membership_id,
-            email=row.email,
-            first_name=row.first_name,
-            last_name=row.last_name,
-            enrolled_at=row.created_at,
-            due_at=row.due_at,
-            status=STATUS_OF_STAGE[row.stage],
-            progress=fraction_done(row.done, listed),
-            completed_at=row.completed_at,
-            last_activity_at=row.last_activity_at,
-            overdue=row.overdue,
-        )
-        for row in enrollments
-    )
-
-
-def course_report(org: Organization, course_id: uuid.UUID, *, now: datetime) -> CourseReport:
-    """The counts of the course's enrolled learners by status, how many are overdue, the
-    completion rate, and per listed activity (4.4's order) how many of them started and
-    completed it (``learn.standing``'s funnel). Three queries whatever the numbers."""
-    course = Course.objects.for_org(org).get(id=course_id)
-    # Named apart from the roster's annotations (an aggregate named "overdue" would shadow
-    # the annotation its filter reads).
-    tallies = roster(org, course_id, now=now).aggregate(
-        n_enrolled=Count("id"),
-        n_not_started=Count("id", filter=Q(stage=Stage.NOT_STARTED)),
-        n_in_progress=Count("id", filter=Q(stage=Stage.IN_PROGRESS)),
-        n_completed=Count("id", filter=Q(stage=Stage.COMPLETED)),
-        n_overdue=Count("id", filter=Q(overdue=True)),
-    )
-    counts = {name.removeprefix("n_"): value for name, value in tallies.items()}
-    funnel = ActivityFunnel.objects.for_org(org).filter(activity_id=OuterRef("pk"))
-    activities = [
-        FunnelRow(*row)
-        for row in listed_activities(org, course_id).values_list(
-            "id",
-            "module_id",
-            "seq",
-            "title",
-            Coalesce(Subquery(funnel.values("started")[:1]), 0),
-            Coalesce(Subquery(funnel.values("completed")[:1]), 0),
-        )
-    ]
-    total = counts["enrolled"]
-    return CourseReport(
-        course_id=course.id,
-        title=course.title,
-        completion_rate=round(counts["completed"] / total, 3) if total else 0.0,
-        activities=activities,
-        **counts,
-    )

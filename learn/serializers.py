@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from learn import completion
 from learn.models import Activity, ProgressStatus
@@ -20,7 +22,9 @@ from lms.fields import (
     StrictUUIDField,
 )
 from lms.pagination import FeedCursorField
+from lms.schema import SHARED_SCHEMAS
 from lms.serializers import OrgScopedSerializer
+from lms.sorting import SortKey, parse_sort
 from lms.web.shapes import Shape
 
 MAX_REPORTS = 100
@@ -162,6 +166,9 @@ REMAINING_SCHEMA = {
         },
     ]
 }
+
+
+SHARED_SCHEMAS["Remaining"] = REMAINING_SCHEMA
 
 
 @extend_schema_field(REMAINING_SCHEMA)
@@ -337,6 +344,97 @@ COURSE_OUTLINE = Shape(CourseOutlineSerializer)
 ENROLLED_COURSE = Shape(EnrolledCourseSerializer)
 
 
+# --- a course's roster (9.4) and report (9.5) -------------------------------------------------
+
+ROSTER_SORT_FIELDS = ("enrolledAt", "completedAt", "progress", "email", "dueAt", "lastActivityAt")
+DEFAULT_ROSTER_SORT = "-enrolledAt"
+SEARCH_MAX_LENGTH = 200
+
+
+class _AsGiven:
+    """A query parameter read as given: DRF reads an empty one ("status=") as absent; it is
+    a value, and not one of the allowed."""
+
+    def get_value(self, dictionary):
+        return dictionary.get(self.field_name, empty)
+
+
+class QueryChoiceField(_AsGiven, serializers.ChoiceField):
+    pass
+
+
+class QueryTextField(_AsGiven, serializers.CharField):
+    pass
+
+
+class RosterQuerySerializer(serializers.Serializer):
+    """The roster's filters and sort, as the query string gives them (``page`` and
+    ``pageSize`` are ``lms.pagination``'s). Unknown parameters are ignored."""
+
+    status = QueryChoiceField(
+        choices=ProgressStatus.values, required=False, help_text="Only learners of this status."
+    )
+    overdue = QueryChoiceField(
+        choices=["true", "false"],
+        required=False,
+        help_text="true: only learners whose dueAt has passed and who have not completed; "
+        "false: only the others.",
+    )
+    search = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=SEARCH_MAX_LENGTH,
+        help_text="Case-insensitive substring of the e-mail, first or last name. `%`, `_` and "
+        "`\\` match themselves. Matched as given (not trimmed); empty means no filter.",
+    )
+    sort = QueryTextField(
+        required=False,
+        trim_whitespace=False,
+        default=DEFAULT_ROSTER_SORT,
+        help_text="Comma-separated fields from "
+        + ", ".join(f"`{field}`" for field in ROSTER_SORT_FIELDS)
+        + ", each optionally prefixed with `-` for descending. `email` orders by the "
+        "lower-cased address in code-point order. A null sorts after every value in both "
+        "directions. A field given twice counts once (the first decides). The member id is "
+        "always the final key.",
+    )
+
+    def validate_sort(self, value: str) -> list[SortKey]:
+        try:
+            return parse_sort(value, ROSTER_SORT_FIELDS)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+
+
+class FunnelStepSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    moduleId = serializers.UUIDField(source="module_id")
+    seq = serializers.IntegerField(min_value=1)
+    title = serializers.CharField()
+    started = serializers.IntegerField(
+        min_value=0, help_text="Enrolled learners with a report on it."
+    )
+    completed = serializers.IntegerField(
+        min_value=0, help_text="Enrolled learners who completed it."
+    )
+
+
+class CourseReportSerializer(serializers.Serializer):
+    courseId = serializers.UUIDField(source="course_id")
+    title = serializers.CharField()
+    enrolled = serializers.IntegerField(min_value=0)
+    notStarted = serializers.IntegerField(source="not_started", min_value=0)
+    inProgress = serializers.IntegerField(source="in_progress", min_value=0)
+    completed = serializers.IntegerField(min_value=0)
+    overdue = serializers.IntegerField(min_value=0)
+    completionRate = serializers.FloatField(
+        source="completion_rate", min_value=0.0, max_value=1.0, help_text="completed / enrolled."
+    )
+    activities = FunnelStepSerializer(many=True, help_text="As 4.4 lists them, in its order.")
+
+
+COURSE_REPORT = Shape(CourseReportSerializer)
 # --- enrolment (CONTRACT 9.3) ----------------------------------------------------------------
 
 MAX_ENROL = 500
@@ -446,7 +544,9 @@ class CompletionSerializer(serializers.Serializer):
     memberId = serializers.UUIDField(source="membership_id", help_text="The membership's id.")
     email = serializers.EmailField(help_text="The member's e-mail address.")
     completedAt = serializers.DateTimeField(
-        source="completed_at", help_text="When the course was completed (7.4's completedAt)."
+        source="completed_at",
+        help_text="When the course was completed: the learner's completedAt in the course's "
+        "progress.",
     )
 
 

@@ -42,7 +42,7 @@ def record_progress(
     The writes are one transaction, the caller's when there is one (an idempotent view
     stores its answer in it), so a failure stores nothing."""
     activity = progress_target(org=org, membership=membership, activity_id=activity_id)
-    if not activity.enrolled:
+    if not activity.enrolled:  # type: ignore[attr-defined]
         raise NotEnrolled()
     return _record(org, membership, activity, reports, request_id)
 

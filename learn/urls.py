@@ -23,6 +23,11 @@ urlpatterns = [
         name="learn-course-enrollment",
     ),
     path(
+        "courses/<id:courseId>/report",
+        views.CourseReportView.as_view(),
+        name="learn-course-report",
+    ),
+    path(
         "courses/<id:courseId>/progress",
         views.CourseProgressView.as_view(),
         name="learn-course-progress",

@@ -6,40 +6,50 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from learn.models import Course, Enrollment, IdempotencyRecord
+from learn.roster_csv import roster_csv_response
 from learn.selectors import course_progress, members_named
 from learn.serializers import (
     ACTIVITY,
     COMPLETIONS,
     COURSE_OUTLINE,
+    COURSE_REPORT,
     ENROLLED_COURSE,
+    ROSTER_ROW,
     ActivitySerializer,
     CompletionsQuerySerializer,
     CompletionsSerializer,
     CourseOutlineSerializer,
     CourseProgressSerializer,
+    CourseReportSerializer,
     EnrolInputSerializer,
     EnrolledCourseSerializer,
     EnrolledSerializer,
     ProgressInputSerializer,
     ProgressResultSerializer,
+    RosterQuerySerializer,
+    RosterRowSerializer,
 )
 from learn.services import UNSET, UnknownMembers, enroll_members, record_progress, unenroll
 from learn.wire_reads import (
+    RosterFilters,
     completions_feed,
     course_outline,
+    course_report,
     list_published_activities,
     my_courses,
+    roster_page,
 )
 from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
-from lms.pagination import EnvelopePagination, envelope, read_page
-from lms.tenancy import OrgScopedViewMixin
+from lms.pagination import Page, PagedListView, PageParams, envelope, read_page
+from lms.tenancy import OrgScopedViewMixin, ids_or_404, not_found
+from lms.web.csv_export import CsvErrorsAsJson, wants_csv
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
 from organizations.api import IsOrgAdmin, IsStaffRole
@@ -174,17 +184,12 @@ class CourseProgressView(OrgScopedViewMixin, APIView):
         return Response(CourseProgressSerializer(progress).data)
 
 
-class MyCoursesView(OrgScopedViewMixin, generics.ListAPIView):
+class MyCoursesView(OrgScopedViewMixin, PagedListView):
     """The published courses the caller is enrolled in, most recently enrolled first, a page
     at a time, each with the caller's status, progress and completion."""
 
     model = Enrollment
     serializer_class = EnrolledCourseSerializer
-    pagination_class = EnvelopePagination
-    filter_backends: list = []
-
-    def get_queryset(self):  # the schema's; the list reads through learn.wire_reads
-        return Enrollment.objects.none()
 
     @extend_schema(
         operation_id="list_my_courses",
@@ -214,12 +219,79 @@ class CourseOutlineView(OrgScopedViewMixin, APIView):
         return rendered(request, COURSE_OUTLINE.body(outline))
 
 
+def _roster_query(request, *, paged: bool = True) -> tuple[Page | None, RosterFilters, list]:
+    """The page (None when not ``paged``: the CSV ignores paging), the filters and the sort
+    of a roster request, or one 400 naming every bad parameter (before the course is looked
+    up: the contract's check order)."""
+    errors: dict = {}
+    page = None
+    try:
+        page = read_page(request) if paged else None
+    except ValidationError as exc:
+        errors.update(exc.detail)  # type: ignore[arg-type]  # a dict: read_page names fields
+    query = RosterQuerySerializer(data=request.query_params)
+    if not query.is_valid():
+        errors.update(query.errors)
+    if errors:
+        raise ValidationError(errors)
+    data = query.validated_data
+    overdue = data.get("overdue")
+    filters = RosterFilters(
+        status=data.get("status"),
+        overdue=None if overdue is None else overdue == "true",
+        search=data.get("search") or "",
+    )
+    return page, filters, data["sort"]
+
+
+class CourseRosterReads(CsvErrorsAsJson):
+    """9.4's GET of a course's enrolments: the roster (owner, admin, instructor; an
+    unpublished course too), as JSON pages or, to ``Accept: text/csv``, every selected row
+    as CSV. Mixed into the view of ``courses/{courseId}/enrollments``."""
+
+    @extend_schema(
+        operation_id="list_course_enrollments",
+        summary="A course's roster: each learner's standing (owner, admin, instructor)",
+        description="The learners enrolled in the course, a page at a time, each with the "
+        "status, progress and completion their own course progress answers, their last "
+        "activity, due date and whether they are overdue; filtered by status, overdue and a "
+        "search, and sorted. A course that is not published answers too. Unknown query "
+        "parameters are ignored.",
+        parameters=[PageParams, RosterQuerySerializer],
+        responses={
+            (200, "application/json"): RosterRowSerializer(many=True),
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="To Accept: text/csv: every row the filters and sort select "
+                "(paging ignored), streamed as a CSV download with the row's names as its "
+                "header.",
+            ),
+        },
+    )
+    def get(self, request, courseId):  # the interface's name for the path parameter
+        csv = wants_csv(request)
+        page, filters, sort = _roster_query(request, paged=not csv)
+        course_id = _course_id_or_404(self.org.id, courseId)
+        if csv:
+            return roster_csv_response(self.org.id, course_id, filters, sort)
+        rows, total = roster_page(self.org.id, course_id, filters, sort, page)
+        return rendered(request, envelope(ROSTER_ROW.bodies(rows), total, page))
+
+
+def _course_id_or_404(org_id, course_id):
+    """The id of a course of the organization, published or not; else NotFound."""
+    found = Course.objects.for_org(org_id).filter(**ids_or_404(Course, {"id": course_id}))
+    if not found.exists():
+        raise not_found(Course)
+    return course_id
+
+
 COURSE_ID = OpenApiParameter(
     "courseId", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The course's id."
 )
 
 
-class CourseEnrollmentsView(OrgScopedViewMixin, APIView):
+class CourseEnrollmentsView(CourseRosterReads, OrgScopedViewMixin, APIView):  # type: ignore[misc]
     """A course's enrolments (CONTRACT 9.3; 9.4's roster is this path's GET)."""
 
     model = Course
@@ -323,3 +395,22 @@ class CompletionsView(OrgScopedViewMixin, APIView):
             course_id=values.get("course_id"),
         )
         return rendered(request, COMPLETIONS.body(feed))
+
+
+class CourseReportView(OrgScopedViewMixin, APIView):
+    """9.5: a course's report (owner, admin, instructor; an unpublished course too)."""
+
+    model = Course
+    permission_classes = [IsStaffRole]
+
+    @extend_schema(
+        operation_id="read_course_report",
+        summary="A course's report: counts by status and its funnel (owner, admin, instructor)",
+        description="How many learners are enrolled now, by status and overdue, the "
+        "completion rate, and for each activity the course lists (in the listing's order) "
+        "how many of them started and completed it.",
+        responses={200: CourseReportSerializer},
+    )
+    def get(self, request, courseId):  # the interface's name for the path parameter
+        report = course_report(self.org.id, ids_or_404(Course, {"id": courseId})["id"])
+        return rendered(request, COURSE_REPORT.body(report))

@@ -13,16 +13,32 @@ that answer domain values (a course's progress, the activity a report is on) are
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    FilteredRelation,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Lower
+from django.utils import timezone
 
-from learn import completion
-from learn.completion import COMPLETED
+from learn import completion, standing
+from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
-from learn.models import Course, CourseCompletion, Enrollment, Module
+from learn.models import ActivityFunnel, Course, CourseCompletion, Enrollment, Module, Stage
 from learn.selectors import (
     activity_standing,
     counted,
@@ -34,10 +50,12 @@ from learn.selectors import (
     stored_completion,
 )
 from learn.serializers import ACTIVITY
+from lms.db.collation import CodePointOrder
 from lms.db.compiled import Compiled
 from lms.db.wire import WireId, WireTime
 from lms.pagination import Page, feed_cursor, page_rows
-from lms.tenancy import ids_or_404
+from lms.sorting import SortKey
+from lms.tenancy import ids_or_404, not_found
 from organizations.api import Membership, Organization
 
 # --- a course's activities (4.4) --------------------------------------------------------------
@@ -48,7 +66,7 @@ from organizations.api import Membership, Organization
 # access check is read on its own only when no activity is listed.
 _COURSE_ACCESS = Compiled(
     lambda org_id, membership_id, course_id: (
-        published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")
+        published_courses(org_id, membership_id).filter(id=course_id).values_list("id", "enrolled")  # type: ignore[misc]
     ),
     prepare=True,
 )
@@ -337,6 +355,295 @@ def my_courses(
     else:
         rows, total = page_rows(enrolled_courses(**lookup), page, count)
     return [_enrolled_course(row) for row in rows], total
+
+
+# --- a course's roster (9.4) ------------------------------------------------------------------
+
+# Wire sort field -> the enrolment's column, and whether it may be null (nulls sort last in
+# both directions). The indexes: learn.models._roster_index and migration 0009.
+ROSTER_SORTS = {
+    "enrolledAt": ("created_at", False),
+    "completedAt": ("completed_at", True),
+    "progress": ("done", False),  # done / listed: the same order, the same index
+    "email": ("email_key", False),
+    "dueAt": ("due_at", True),
+    "lastActivityAt": ("last_activity_at", True),
+}
+_STAGES = {
+    NOT_STARTED: Stage.NOT_STARTED,
+    IN_PROGRESS: Stage.IN_PROGRESS,
+    COMPLETED: Stage.COMPLETED,
+}
+_STATUSES = {stage: status for status, stage in _STAGES.items()}
+
+
+@dataclass(frozen=True)
+class RosterFilters:
+    """The roster's filters: ``status`` (a wire status) and ``overdue`` when given, and
+    ``search`` ("" for none)."""
+
+    status: str | None = None
+    overdue: bool | None = None
+    search: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RosterRow:
+    membership_id: str
+    email: str
+    first_name: str
+    last_name: str
+    enrolled_at: str
+    due_at: str | None
+    status: str
+    progress: float
+    completed_at: str | None
+    last_activity_at: str | None
+    overdue: bool
+
+
+def _sort_key(key: SortKey):
+    column, nullable = ROSTER_SORTS[key.field]
+    expression = CodePointOrder(F(column)) if column == "email_key" else F(column)
+    if not nullable:
+        return expression.desc() if key.descending else expression.asc()
+    return expression.desc(nulls_last=True) if key.descending else expression.asc(nulls_last=True)
+
+
+def _roster_order(sort: Sequence[SortKey]) -> list:
+    """``ORDER BY`` of the sort keys, then the member id in the direction of the last key
+    (each single-key sort is then one index, read forwards or backwards)."""
+    tie = F("membership_id").desc() if sort[-1].descending else F("membership_id").asc()
+    return [*(_sort_key(key) for key in sort), tie]
+
+
+def _overdue(now: datetime) -> Q:
+    return Q(due_at__lt=now, stage__lt=Stage.COMPLETED)
+
+
+def roster_base(org_id, course_id, filters: RosterFilters, now: datetime) -> QuerySet:
+    """The course's enrolments the filters select, unordered: what a roster page reads and
+    its total counts."""
+    rows = Enrollment.objects.for_org(org_id).filter(course_id=course_id)
+    if filters.status is not None:
+        rows = rows.filter(stage=_STAGES[filters.status])
+    if filters.overdue is not None:
+        rows = rows.filter(_overdue(now)) if filters.overdue else rows.exclude(_overdue(now))
+    if filters.search:
+        if standing.SEPARATOR in filters.search:  # no e-mail or name holds it
+            return rows.none()
+        rows = rows.filter(search_text__contains=Lower(Value(filters.search)))
+    return rows
+
+
+def _listed_count(org_id, course_id) -> Coalesce:
+    """How many activities the course lists, as an uncorrelated scalar subquery (read once
+    for the whole page)."""
+    counted = (
+        listed_activities(org_id, course_id)
+        .order_by()
+        .values("course_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted[:1]), 0)
+
+
+_ROSTER_COLUMNS = (
+    WireId("membership_id"),
+    "membership__user__email",
+    "membership__user__first_name",
+    "membership__user__last_name",
+    WireTime("created_at"),
+    WireTime("due_at"),
+    "stage",
+    "done",
+    WireTime("completed_at"),
+    WireTime("last_activity_at"),
+    "overdue",
+    "listed",
+)
+
+
+def _roster_ordered(org_id, course_id, filters, sort, now: datetime) -> QuerySet:
+    return (
+        roster_base(org_id, course_id, filters, now)
+        .annotate(
+            overdue=Case(When(_overdue(now), then=Value(True)), default=Value(False)),
+            listed=_listed_count(org_id, course_id),
+        )
+        .order_by(*_roster_order(sort))
+    )
+
+
+def roster(org_id, course_id, filters: RosterFilters, sort: Sequence[SortKey], now: datetime):
+    """The course's roster as ``values_list`` rows for ``roster_row``, the filters applied,
+    totally ordered by ``sort`` then the member id (ids and times as wire text). Page it
+    with ``lms.pagination.page_rows``."""
+    return _roster_ordered(org_id, course_id, filters, sort, now).values_list(*_ROSTER_COLUMNS)
+
+
+def roster_row(row: tuple) -> RosterRow:
+    """A row of ``roster`` as the roster answers it (``ROSTER_ROW``)."""
+    member, email, first_name, last_name, enrolled_at, due_at = row[:6]
+    stage, done, completed_at, last_activity_at, overdue, listed = row[6:]
+    return RosterRow(
+        member,
+        email,
+        first_name,
+        last_name,
+        enrolled_at,
+        due_at,
+        status=_STATUSES[stage],
+        progress=fraction_done(done, listed),
+        completed_at=completed_at,
+        last_activity_at=last_activity_at,
+        overdue=overdue,
+    )
+
+
+def roster_page(
+    org_id, course_id, filters: RosterFilters, sort: Sequence[SortKey], page: Page
+) -> tuple[list[RosterRow], int]:
+    """A page of the course's roster (``roster``) and the total the filters select, in at
+    most two queries (``lms.pagination.page_rows``); the course is the caller's to check."""
+    now = timezone.now()
+    rows, total = page_rows(
+        roster(org_id, course_id, filters, sort, now),
+        page,
+        roster_base(org_id, course_id, filters, now).count,
+    )
+    return [roster_row(row) for row in rows], total
+
+
+# Keyset chunks: each row is followed by its sort values as stored, which the next chunk
+# starts after.
+def _after(sort: Sequence[SortKey], values: Sequence) -> Q:
+    """The rows after the one whose sort values (each key's, then the member id) are
+    ``values``, in the roster's order (nulls last both ways)."""
+    keys = [*((ROSTER_SORTS[key.field][0], key.descending) for key in sort)]
+    keys.append(("membership_id", sort[-1].descending))
+    after, equal = Q(pk__in=[]), Q()
+    for (column, descending), value in zip(keys, values, strict=True):
+        name = "email_order" if column == "email_key" else column
+        if value is not None:
+            beyond = Q(**{f"{name}__lt" if descending else f"{name}__gt": value})
+            if column in {"completed_at", "due_at", "last_activity_at"}:
+                beyond |= Q(**{f"{name}__isnull": True})
+            after |= equal & beyond
+            equal &= Q(**{name: value})
+        else:
+            equal &= Q(**{f"{name}__isnull": True})
+    return after
+
+
+def roster_rows(
+    org_id,
+    course_id,
+    filters: RosterFilters,
+    sort: Sequence[SortKey],
+    *,
+    after: tuple | None = None,
+    limit: int = 1000,
+    now: datetime | None = None,
+) -> tuple[list[RosterRow], tuple | None]:
+    """Every row the filters and sort select, a chunk at a time (keyset paging, for the
+    CSV): the first ``limit`` rows after ``after`` (None: from the start), and what to pass
+    as ``after`` for the next chunk (None after the last). Each chunk is one query that
+    starts in the sort's index where the previous one stopped, so reading all the rows
+    costs the same per row however deep; give every chunk of one walk the same ``now``
+    (what ``overdue`` compares with)."""
+    now = now or timezone.now()
+    columns = [ROSTER_SORTS[key.field][0] for key in sort]
+    tail = ["email_order" if column == "email_key" else column for column in columns]
+    rows = _roster_ordered(org_id, course_id, filters, sort, now).annotate(
+        email_order=CodePointOrder(F("email_key"))
+    )
+    if after is not None:
+        rows = rows.filter(_after(sort, after))
+    read = list(rows.values_list(*_ROSTER_COLUMNS, *tail, "membership_id")[:limit])
+    width = len(_ROSTER_COLUMNS)
+    rows_out = [roster_row(row[:width]) for row in read]
+    following = tuple(read[-1][width:]) if len(read) == limit else None
+    return rows_out, following
+
+
+# --- a course's report (9.5) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FunnelStep:
+    id: str
+    module_id: str
+    seq: int
+    title: str
+    started: int
+    completed: int
+
+
+@dataclass(frozen=True, slots=True)
+class CourseReport:
+    course_id: str
+    title: str
+    enrolled: int
+    not_started: int
+    in_progress: int
+    completed: int
+    overdue: int
+    completion_rate: float
+    activities: list[FunnelStep]
+
+
+def _funnel_count(org_id, counter: str) -> Coalesce:
+    funnel = ActivityFunnel.objects.for_org(org_id).filter(activity_id=OuterRef("id"))
+    return Coalesce(Subquery(funnel.values(counter)[:1]), 0)
+
+
+def course_report(org_id, course_id) -> CourseReport:
+    """The course's report (``COURSE_REPORT``): its learners enrolled now counted by status
+    and overdue (one aggregate over the roster's status index), the completion rate, and
+    the funnel of each activity it lists, in 4.4's order (``ActivityFunnel``, kept by
+    ``learn.standing``). Unknown or foreign course: NotFound. Three queries, whatever the
+    numbers."""
+    course_id_text, title = (
+        Course.objects.for_org(org_id)
+        .values_list(WireId("id"), "title")
+        .filter(id=course_id)
+        .first()
+        or _missing_course()
+    )
+    now = timezone.now()
+    counts = (
+        Enrollment.objects.for_org(org_id)
+        .filter(course_id=course_id)
+        .aggregate(
+            enrolled=Count("id"),
+            not_started=Count("id", filter=Q(stage=Stage.NOT_STARTED)),
+            in_progress=Count("id", filter=Q(stage=Stage.IN_PROGRESS)),
+            completed=Count("id", filter=Q(stage=Stage.COMPLETED)),
+            overdue=Count("id", filter=_overdue(now)),
+        )
+    )
+    steps = listed_activities(org_id, course_id).values_list(
+        WireId("id"),
+        WireId("module_id"),
+        "seq",
+        "title",
+        _funnel_count(org_id, "started"),
+        _funnel_count(org_id, "completed"),
+    )
+    enrolled = counts["enrolled"]
+    return CourseReport(
+        course_id=course_id_text,
+        title=title,
+        **counts,
+        completion_rate=counts["completed"] / enrolled if enrolled else 0.0,
+        activities=[FunnelStep(*step) for step in steps],
+    )
+
+
+def _missing_course():
+    raise not_found(Course)
 
 
 # --- the completions feed (9.6) ---------------------------------------------------------------

@@ -25,6 +25,22 @@ from lms.web.request_id import current_request_id
 logger = logging.getLogger("lms.errors")
 
 
+# The code of an error status Django answered that no class below names (the JSON error
+# middleware's fallback).
+HTTP_ERROR = "http_error"
+
+
+def codes() -> list[str]:
+    """Every code an error body's ``error`` may hold: each ``ApiError`` subclass's, the
+    apps' included (imported by then), and ``HTTP_ERROR``; the schema's enum of them."""
+    found, pending = {HTTP_ERROR}, list(ApiError.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        found.add(cls.code)
+        pending.extend(cls.__subclasses__())
+    return sorted(found)
+
+
 class ApiError(Exception):
     status = 400
     code = "bad_request"
@@ -253,7 +269,7 @@ def to_api_error(exc: BaseException) -> tuple[ApiError, dict[str, str]]:
     elif isinstance(exc, drf.UnsupportedMediaType):
         error = UnsupportedMediaType()
     elif isinstance(exc, drf.Throttled):
-        error = Throttled(wait=exc.wait or 1)
+        error = Throttled(wait=exc.wait or 1)  # type: ignore[attr-defined]
         headers["Retry-After"] = str(error.wait)
     elif isinstance(exc, RequestDataTooBig):
         error = PayloadTooLarge()

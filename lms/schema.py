@@ -3,6 +3,7 @@
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
+from lms import errors
 from lms.web import guide
 
 
@@ -165,6 +166,11 @@ GUIDE_SECTIONS = {
     "list_course_activities": "list-a-courses-activities",
     "report_progress": "report-progress",
     "read_course_progress": "your-progress-on-a-course",
+    "list_course_enrollments": "a-courses-roster",
+    "read_course_report": "a-courses-report",
+    "enroll_members": "enrol-members",
+    "unenroll_member": "unenrol-a-member",
+    "list_members": "members",
     "listBundles": "bundles",
     "read_invite": "organization-invites",
     "accept_invite": "accept-an-invite",
@@ -177,8 +183,61 @@ GUIDE_SECTIONS = {
     "rotate_automation_secret": "roll-a-signing-secret",
     "test_automation": "send-a-test",
     "retry_automation_run": "retry-a-failed-run",
+    "list_completions": "the-completions-feed",
+    "create_invite": "invite",
+    "list_invites": "list-invites",
+    "revoke_invite": "revoke",
+    "mint_member_token": "mint-a-members-token",
+    "sign_out": "sign-out",
 }
 _GUIDE_LINK = f"]({guide.URL})"
+
+
+def type_error_codes(result, generator, request, public):
+    """drf-spectacular's post-processing hook: ``Error.error`` is an enum of every code
+    (``lms.errors.codes()``), so a client can switch over them."""
+    error = result.get("components", {}).get("schemas", {}).get("Error")
+    if error is not None:
+        error["properties"]["error"]["enum"] = errors.codes()
+    return result
+
+
+def name_shared_schemas(result, generator, request, public):
+    """drf-spectacular's post-processing hook: a schema declared once for several fields
+    (``SHARED_SCHEMAS``: name to schema, an app's) is one component of that name, each field
+    referring to it, instead of a copy per field that generators name after the field."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+
+    def replace(node):
+        if isinstance(node, dict):
+            for key, value in list(node.items()):
+                name = _shared_name(value)
+                if name is not None:
+                    schemas[name] = SHARED_SCHEMAS[name]
+                    rest = {k: v for k, v in value.items() if k not in SHARED_SCHEMAS[name]}
+                    node[key] = {"allOf": [{"$ref": f"#/components/schemas/{name}"}], **rest}
+                else:
+                    replace(value)
+        elif isinstance(node, list):
+            for item in node:
+                replace(item)
+
+    replace(result.get("paths", {}))
+    replace(schemas)
+    return result
+
+
+# Schemas declared once and named (an app registers its own from its serializers' module).
+SHARED_SCHEMAS: dict[str, dict] = {}
+
+
+def _shared_name(node) -> str | None:
+    if not isinstance(node, dict):
+        return None
+    for name, schema in SHARED_SCHEMAS.items():
+        if all(node.get(key) == value for key, value in schema.items()):
+            return name
+    return None
 
 
 def link_guide_sections(result, generator, request, public):

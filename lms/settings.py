@@ -101,6 +101,11 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     _db["TEST"] = {"NAME": os.environ.get("LMS_SQLITE_TEST_NAME") or None}
+    # The file holds signing secrets and webhook credentials: its owner's only, made so
+    # before SQLite first opens it (SQLite gives its -wal and -shm files the same mode).
+    if _db["NAME"] != ":memory:" and Path(_db["NAME"]).parent.is_dir():
+        os.close(os.open(_db["NAME"], os.O_CREAT | os.O_RDWR, 0o600))
+        os.chmod(_db["NAME"], 0o600)
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     # Each server thread keeps its connection between requests (LMS_CONN_MAX_AGE seconds)
     # and checks it only after an error: a connection the database cut costs that thread
@@ -154,7 +159,7 @@ if LMS_DATABASE_REPLICA_URL:
             "LMS_REPLICA_PIN_SECONDS, or a caller could miss their own write."
         )
     # The primary's connection settings; a down replica is given up on sooner.
-    _replica.update({key: _db[key] for key in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS") if key in _db})
+    _replica.update({key: _db[key] for key in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS") if key in _db})  # type: ignore[typeddict-item]
     _replica["OPTIONS"] = {**_db["OPTIONS"], "connect_timeout": 1}
     if "pool" in _replica["OPTIONS"]:
         _replica["OPTIONS"]["pool"] = dict(_replica["OPTIONS"]["pool"])
@@ -263,6 +268,10 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = HTTPS
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = HTTPS
+# The admin's messages are kept in the session (on the server), never in a cookie: some show
+# a secret once (a rolled signing secret, a new API token, an invite's token), and a cookie
+# is signed, not encrypted, so a proxy's log or a HAR file would keep it.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = int(os.environ.get("LMS_HSTS_SECONDS", "31536000")) if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
@@ -326,6 +335,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "lms.schema.link_guide_sections",
+        "lms.schema.type_error_codes",
+        "lms.schema.name_shared_schemas",
     ],
 }
 

@@ -16,7 +16,8 @@ record's organization is fixed once created.
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from typing import Any, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -26,6 +27,14 @@ from django.db.models import Q
 from lms.errors import NotFound
 from lms.ids import parse_id
 from lms.models import BaseModel
+
+# An organization as a query names it: the tenant model's record, or its id.
+OrgRef = models.Model | uuid.UUID
+
+
+def org_id_of(org: OrgRef) -> uuid.UUID:
+    """The id of ``org``, given as its record or as the id."""
+    return org if isinstance(org, uuid.UUID) else org.pk
 
 
 class UnscopedQuery(RuntimeError):
@@ -41,7 +50,7 @@ def _q_names_org(q: Any) -> bool:
     if not isinstance(q, Q) or q.negated or q.connector != Q.AND:
         return False
     return any(
-        _q_names_org(child) if isinstance(child, Q) else _names_org([child[0]])
+        _q_names_org(child) if isinstance(child, Q) else _names_org([child[0]])  # type: ignore[index]
         for child in q.children
     )
 
@@ -55,12 +64,12 @@ class OrgScopedQuerySet(models.QuerySet):
 
     _org_scoped = False
 
-    def for_org(self, org: Any) -> OrgScopedQuerySet:
+    def for_org(self, org: OrgRef) -> Self:
         return self.filter(org=org)
 
-    def across_orgs(self) -> OrgScopedQuerySet:
+    def across_orgs(self) -> Self:
         """Every organization's rows: for superusers' admin pages, commands and migrations."""
-        clone = self._chain()
+        clone = self._chain()  # type: ignore[attr-defined]  # private: docs/architecture.md "Upgrading Django"
         clone._org_scoped = True
         return clone
 
@@ -76,7 +85,8 @@ class OrgScopedQuerySet(models.QuerySet):
         return clone
 
     def _check_scope(self) -> None:
-        if self._org_scoped or self._hints.get("instance") is not None or self.query.is_empty():
+        hints = self._hints  # type: ignore[attr-defined]  # private: docs/architecture.md "Upgrading Django"
+        if self._org_scoped or hints.get("instance") is not None or self.query.is_empty():
             return
         name = self.model.__name__
         raise UnscopedQuery(
@@ -217,6 +227,7 @@ class OrgScopedViewMixin:
     """The only place a view gets rows from. Foreign ids look exactly like missing ones."""
 
     model: type[OrgScopedModel]
+    request: Any  # the view's DRF request
 
     def scoped(self, model: type[OrgScopedModel] | None = None) -> OrgScopedQuerySet:
         return (model or self.model).objects.for_org(self.request.auth.org)

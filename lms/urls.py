@@ -12,7 +12,7 @@ from lms.ops.metrics import metrics_view
 
 # Before admin.site.urls is read: the autocomplete names each result's organization for
 # superusers.
-admin.site.autocomplete_view = lambda request: OrgNamedAutocompleteView.as_view(
+admin.site.autocomplete_view = lambda request: OrgNamedAutocompleteView.as_view(  # type: ignore[assignment,method-assign,return-value]
     admin_site=admin.site
 )(request)
 

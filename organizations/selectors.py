@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet, prefetch_related_objects
-from django.db.models.functions import Lower
+from django.db.models import F, Prefetch, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
+from lms.db.collation import CodePointOrder
 from lms.db.compiled import Compiled
 from lms.errors import NotFound
 from lms.ids import parse_id
@@ -96,20 +96,18 @@ def member_ids(org_id, ids) -> set:
 
 def member_ids_by_email(org_id, emails) -> dict[str, object]:
     """The membership of the organization of each of ``emails`` that a member has, compared
-    in any case: {lower-cased e-mail: membership id} (one query). Were two users' addresses
-    to differ in case only, the older membership answers."""
+    in any case: {lower-cased e-mail: membership id}, in one query (the members list's index
+    on ``email_key`` serves it). Were two users' addresses to differ in case only, the
+    older membership answers."""
     lowered = {email.lower() for email in emails}
-    found: dict[str, object] = {}
     rows = (
         Membership.objects.for_org(org_id)
-        .annotate(email_key=Lower("user__email"))
-        .filter(email_key__in=lowered)
+        .alias(key=CodePointOrder(F("email_key")))
+        .filter(key__in=lowered)
         .order_by("-id")
         .values_list("email_key", "id")
     )
-    for email, member_id in rows:
-        found[email] = member_id
-    return found
+    return dict(rows)
 
 
 def invites_listed(org_id, status: str | None = None) -> QuerySet:

@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from lms.fields import JsonBooleanField, JsonIntegerField, StrictCharField, StrictUUIDField
+from lms.web.shapes import Shape
 from organizations.models import INVITE_MAX_COURSES, Membership
 
 
@@ -166,3 +167,37 @@ class QueryChoiceField(serializers.ChoiceField):
 
 class InviteListParams(serializers.Serializer):
     status = QueryChoiceField(choices=INVITE_STATUSES, required=False)
+
+
+# --- the members list (CONTRACT 9.1) ---------------------------------------------------------
+
+SEARCH_MAX_LENGTH = 200
+
+
+class MemberSerializer(serializers.Serializer):
+    id = serializers.UUIDField(help_text="The membership's id: the id 9.3 enrols.")
+    email = serializers.EmailField()
+    firstName = serializers.CharField(source="first_name", allow_blank=True)
+    lastName = serializers.CharField(source="last_name", allow_blank=True)
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+    createdAt = serializers.DateTimeField(source="created_at", help_text="When they joined.")
+
+
+class MemberListQuery(serializers.Serializer):
+    """The members list's filters; ``page`` and ``pageSize`` are ``lms.pagination``'s."""
+
+    search = serializers.CharField(
+        max_length=SEARCH_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="At most 200 characters: members whose e-mail address, first or last name "
+        "contains it, in any case. Empty: every member.",
+    )
+    role = serializers.ChoiceField(
+        choices=Membership.Role.choices, required=False, help_text="Only members of this role."
+    )
+
+
+# The body of each row ``organizations.wire_reads.members`` answers.
+MEMBER = Shape(MemberSerializer)

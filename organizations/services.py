@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Any
 
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -80,12 +81,16 @@ def create_organization(*, name: str, owner_email: str, staff: bool = False) -> 
     they see this organization's records: a user without a password of their own gets a new
     random one; one who has a password (a superuser, an owner of another organization) keeps
     it, and ``password`` is None."""
-    name = name.strip()
-    if Organization.objects.filter(name__iexact=name).exists():
-        raise Conflict(f"An organization named {name!r} exists already.")
-    org = Organization(name=name)
-    org.full_clean()
-    org.save()
+    org = Organization(name=name.strip())
+    org.full_clean(validate_constraints=False)  # before any query: the text is sound
+    taken = Conflict(f"An organization named {org.name!r} exists already.")
+    if Organization.objects.filter(name__iexact=org.name).exists():
+        raise taken
+    try:
+        with transaction.atomic():
+            org.save()
+    except IntegrityError:  # another one took the name meanwhile (the lower-cased index)
+        raise taken from None
     owner = add_member(org=org, email=owner_email, role=Membership.Role.OWNER)
     _, raw = create_api_token(membership=owner, name=OWNER_TOKEN_NAME)
     password = None
@@ -240,7 +245,7 @@ def check_invite_courses(*, org_id, course_ids: Sequence[uuid.UUID]) -> None:
         raise DjangoValidationError(
             {"courseIds": [f"Ensure this field has no more than {INVITE_MAX_COURSES} elements."]}
         )
-    course_model = InviteCourse._meta.get_field("course").related_model
+    course_model: Any = InviteCourse._meta.get_field("course").related_model
     found = set(
         course_model.objects.for_org(org_id).filter(id__in=course_ids).values_list("id", flat=True)
     )

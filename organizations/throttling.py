@@ -34,6 +34,7 @@ from rest_framework.throttling import BaseThrottle
 
 from lms.db.windows import SlidingWindow
 from lms.ops.metrics import count_throttled
+from lms.web import http
 from organizations.models import ThrottleWindow
 
 _RATE = re.compile(r"^(\d+)/(\d*)(s|sec|second|m|min|minute|h|hour|d|day)s?$")
@@ -165,12 +166,7 @@ def client_address(request) -> str:
     (anyone can send the header, so believing it by default would let a client pick a fresh
     address per request). An IPv6 address counts by its /64, the block one subscriber holds.
     """
-    address = request.META.get("REMOTE_ADDR") or ""
-    num_proxies = api_settings.NUM_PROXIES
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")  # not request.headers: see lms.web.http
-    if num_proxies and forwarded:
-        hops = [hop.strip() for hop in forwarded.split(",")]
-        address = hops[-min(num_proxies, len(hops))]
+    address = http.client_address(request)
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:

@@ -5,10 +5,12 @@ from organizations.views import (
     InviteListView,
     InviteLookupView,
     InviteRevokeView,
+    MembersView,
     MemberTokenView,
 )
 
 urlpatterns = [
+    path("members", MembersView.as_view(), name="members"),
     path("members/<id:memberId>/tokens", MemberTokenView.as_view(), name="member-tokens"),
     # <path:...> so that any non-empty token, slashes included, reaches a view and counts
     # toward the throttle; the view answers 404 for what is not a token. The accept route

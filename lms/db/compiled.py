@@ -51,7 +51,7 @@ import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -61,7 +61,7 @@ from django.db.models import Model, QuerySet
 try:  # the PostgreSQL backend's cursor that binds parameters on the server (psycopg 3)
     from django.db.backends.postgresql.base import ServerBindingCursor
 except (ImportError, ImproperlyConfigured):  # pragma: no cover - no psycopg 3: nothing prepared
-    ServerBindingCursor = None
+    ServerBindingCursor = None  # type: ignore[assignment,misc]
 
 from lms.bounded import BoundedCache
 from lms.tenancy import ids_or_404, not_found
@@ -101,6 +101,7 @@ def _stand_ins(values: dict[str, Any], tricky: bool = False) -> dict[str, Any]:
 
 # How one compiled parameter is made from the call's values.
 Binder = Callable[[dict[str, Any], Any], Any]
+M = TypeVar("M", bound=Model)
 
 
 def _binder(position_a: Any, position_b: Any, a: dict, b: dict) -> Binder:
@@ -109,10 +110,10 @@ def _binder(position_a: Any, position_b: Any, a: dict, b: dict) -> Binder:
         return lambda values, ops: position_a  # a constant of the query
     for name in a:
         if position_a == a[name] and position_b == b[name]:
-            return lambda values, ops, name=name: values[name]
+            return lambda values, ops, name=name: values[name]  # type: ignore[misc]
         hexes = (a[name].hex, b[name].hex) if isinstance(a[name], uuid.UUID) else None
         if (position_a, position_b) == hexes:  # a UUID where the database has no UUID type
-            return lambda values, ops, name=name: values[name].hex
+            return lambda values, ops, name=name: values[name].hex  # type: ignore[misc]
         if (
             isinstance(a[name], str)
             and isinstance(position_a, str)
@@ -121,7 +122,7 @@ def _binder(position_a: Any, position_b: Any, a: dict, b: dict) -> Binder:
         ):
             prefix, suffix = position_a.split(a[name])
             if position_b == f"{prefix}{b[name]}{suffix}":  # a LIKE pattern
-                return lambda values, ops, name=name: (
+                return lambda values, ops, name=name: (  # type: ignore[misc]
                     f"{prefix}{ops.prep_for_like_query(values[name])}{suffix}"
                 )
     raise NotCompilable(f"A parameter ({position_a!r}) is none of the values given.")
@@ -159,7 +160,7 @@ def _alias(plan: _Plan) -> str:
     read asks the router on every call, as evaluating the queryset would (with a read
     replica, ``lms.db.replica`` decides per request); the SQL is the same on either database
     (both PostgreSQL)."""
-    return plan.alias if plan.fixed else router.db_for_read(plan.model)
+    return plan.alias if plan.fixed else router.db_for_read(plan.model)  # type: ignore[arg-type]
 
 
 class PrepareWhenSmall:
@@ -225,7 +226,7 @@ class Compiled:
         ops = connections[alias].ops
         binders = tuple(_binder(pa, pb, a, b) for pa, pb in zip(params_a, params_b, strict=True))
         names = tuple(getattr(queryset.query, "selected", None) or ())
-        fixed = queryset._for_write or queryset._db is not None
+        fixed = queryset._for_write or queryset._db is not None  # type: ignore[attr-defined]  # private: docs/architecture.md "Upgrading Django"
         plan = _Plan(
             alias, names, sql_a, binders, self._converters(compiler), queryset.model, fixed
         )
@@ -249,7 +250,7 @@ class Compiled:
         plan = self._plan(shape, values)
         return self._rows(plan, values, _alias(plan))
 
-    def records(self, model: type[Model], shape: Hashable = None, **values: Any) -> list[Model]:
+    def records(self, model: type[M], shape: Hashable = None, **values: Any) -> list[M]:
         """The rows as ``model`` instances, as the ORM builds them (``from_db``): the
         ``values_list`` names the model's fields by attribute name (others are deferred);
         any other name it lists (an annotation) is set as an attribute."""
@@ -307,7 +308,7 @@ class Compiled:
             raise not_found(model)
         return row
 
-    def record_or_404(self, model: type[Model], shape: Hashable = None, **values: Any) -> Model:
+    def record_or_404(self, model: type[M], shape: Hashable = None, **values: Any) -> M:
         """``one_or_404``'s row as a ``model`` instance (see ``records``)."""
         found = self.records(model, shape, **ids_or_404(model, values))
         if not found:

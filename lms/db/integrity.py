@@ -34,7 +34,7 @@ class UniqueRefusal:
             raise ValueError(f"{model._meta.label} has no unique constraint of each of {wanted}.")
         self.names = frozenset(constraint.name for constraint in constraints)
         self.columns = frozenset(
-            frozenset(model._meta.get_field(name).column for name in constraint.fields)
+            frozenset(model._meta.get_field(name).column for name in constraint.fields)  # type: ignore[union-attr]
             for constraint in constraints
         )
 

@@ -197,11 +197,11 @@ class _Pins:
         key = cache.make_key("lms:replica-pin:" + hashlib.sha256(token.encode()).hexdigest())
         if isinstance(cache, RedisCache):
             if self._redis is None:
-                self._redis = cache._cache.get_client(key, write=True)
+                self._redis = cache._cache.get_client(key, write=True)  # type: ignore[assignment]
             return self._redis, key, None
         if isinstance(cache, DatabaseCache):
             connection = connections[PRIMARY]
-            return connection, key, connection.ops.quote_name(cache._table)
+            return connection, key, connection.ops.quote_name(cache._table)  # type: ignore[attr-defined]
         raise ImproperlyConfigured("A read replica keeps its pins in Redis or the database cache.")
 
     def pinned(self, token: str) -> bool:

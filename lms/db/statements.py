@@ -26,6 +26,8 @@ well as the group.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -107,7 +109,10 @@ class Insert:
     DO NOTHING`` on PostgreSQL and SQLite alike). ``batch``: the statement's number of rows
     varies (a write of many rows at once, as one statement whatever their number, where
     ``bulk_create`` splits them into SQLite's batches of 999 variables), so it is not
-    prepared: a prepared statement per number of rows would crowd out the hot ones."""
+    prepared: a prepared statement per number of rows would crowd out the hot ones. On
+    PostgreSQL a batch sends its rows as one JSON parameter (``jsonb_populate_recordset``),
+    so its statement never changes with the number of rows; its values must be what JSON
+    writes (text, numbers, booleans, None, JSON documents) or ids and times."""
 
     def __init__(
         self,
@@ -120,7 +125,7 @@ class Insert:
         meta = model._meta
         self.model = model
         self.given = [meta.get_field(name) for name in columns]
-        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")
+        self.filled = fillers(model, self.given, by=f"statements.Insert({meta.label}, ...)")  # type: ignore[arg-type]
         self.fields = [*self.given, *(field for field, _ in self.filled)]
         self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
         self.batch = batch
@@ -134,21 +139,57 @@ class Insert:
         row_sql = f"({', '.join(['%s'] * len(fields))})"
         if filled:
             rows = [(*row, *(make() for _, make in filled)) for row in rows]
-        sql = (
+        into = (
             f"INSERT INTO {quote(meta.db_table)}"
-            f" ({', '.join(quote(field.column) for field in fields)})"
-            f" VALUES {', '.join([row_sql] * len(rows))}{self.suffix}"
+            f" ({', '.join(quote(field.column) for field in fields)})"  # type: ignore[union-attr]
         )
-        params = [
-            field.get_db_prep_save(value, connection)
-            for row in rows
-            for field, value in zip(fields, row, strict=True)
-        ]
-        if self.batch:
+        if self.batch and connection.vendor == "postgresql":
+            # The rows as one JSON parameter, read back into the table's row type: one
+            # parameter whatever the number of rows (the driver's work on a statement of
+            # thousands of parameters, or on arrays of them, costs more than the database's
+            # insert). Each value as JSON writes it: ids and times as text, JSON as itself.
+            columns = [field.column for field in fields]
             with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-        else:
-            _run(connection, sql, params)
+                cursor.execute(
+                    f"{into} SELECT {', '.join(quote(column) for column in columns)}"
+                    f" FROM jsonb_populate_recordset(NULL::{quote(meta.db_table)}, %s::jsonb)"
+                    f"{self.suffix}",
+                    [
+                        json.dumps(
+                            [dict(zip(columns, row, strict=True)) for row in rows], default=str
+                        )
+                    ],
+                )
+            return
+        if not self.batch:
+            _run(connection, *self._values(connection, into, row_sql, rows))
+            return
+        # SQLite takes at most so many parameters a statement (32,766 since 3.32): a batch
+        # beyond them is written in as few statements as they allow.
+        per = max(1, _variable_limit(connection) // len(fields))
+        with connection.cursor() as cursor:
+            for start in range(0, len(rows), per):
+                cursor.execute(*self._values(connection, into, row_sql, rows[start : start + per]))
+
+    def _values(self, connection, into: str, row_sql: str, rows: list) -> tuple[str, list]:
+        """The ``VALUES`` statement of ``rows`` and its parameters."""
+        return (
+            f"{into} VALUES {', '.join([row_sql] * len(rows))}{self.suffix}",
+            [
+                field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
+                for row in rows
+                for field, value in zip(self.fields, row, strict=True)
+            ],
+        )
+
+
+def _variable_limit(connection) -> int:
+    """How many parameters one statement of ``connection`` may take: SQLite's own limit
+    where the driver tells it, else Django's figure for the database."""
+    raw = getattr(connection.connection, "getlimit", None)
+    if raw is not None and connection.vendor == "sqlite":
+        return raw(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    return connection.features.max_query_params or 65535
 
 
 def update(model: type[Model], *, org_id: Any, pk: Any, **values: Any) -> int:

@@ -84,7 +84,7 @@ class SlidingWindow:
         meta = model._meta
         self.model = model
         self.fields = [meta.get_field(name) for name in (key, hits, expires)]
-        self.filled = fillers(model, self.fields, by=f"The sliding window of {meta.label}")
+        self.filled = fillers(model, self.fields, by=f"The sliding window of {meta.label}")  # type: ignore[arg-type]
         self._sql: dict[str, tuple[str, str]] = {}
 
     def _statements(self, connection) -> tuple[str, str]:
@@ -98,7 +98,7 @@ class SlidingWindow:
                 )
             quote = connection.ops.quote_name
             table = quote(self.model._meta.db_table)
-            key, hits, expires = (quote(field.column) for field in self.fields)
+            key, hits, expires = (quote(field.column) for field in self.fields)  # type: ignore[union-attr]
             upsert = _UPSERTS[connection.vendor].format(
                 table=table,
                 key=key,

@@ -72,7 +72,7 @@ def wire_columns(model: type[models.Model], names: tuple[str, ...]) -> list[str 
     columns: list[str | Func] = []
     for name in names:
         field = fields[name]
-        target = field.target_field if field.is_relation else field
+        target = field.target_field if field.is_relation else field  # type: ignore[attr-defined]
         if isinstance(target, models.UUIDField):
             columns.append(WireId(name))
         elif isinstance(field, models.DateTimeField):

@@ -103,7 +103,7 @@ def _install_record_factory() -> None:
         record.request_id = current_request_id()
         return record
 
-    factory._lms_request_id = True
+    factory._lms_request_id = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(factory)
 
 

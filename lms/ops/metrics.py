@@ -18,14 +18,27 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import re
+import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from lms import errors
@@ -68,6 +81,45 @@ REPLICA_SKIPS = Counter(
     registry=_registry,
 )
 
+# The database pools' state (LMS_DB_POOL), per process: sampled at most once a second after a
+# request, and by the process answering a scrape; multiprocess mode keeps each live process's
+# values apart (a ``pid`` label).
+POOL_STATS = {
+    "pool_size": "Connections the pool holds, in use or not.",
+    "pool_available": "Connections idle in the pool, ready for a request.",
+    "requests_waiting": "Requests waiting for a connection now.",
+    "requests_num": "Connections asked of the pool since it opened.",
+    "requests_errors": "Requests that got no connection within LMS_DB_POOL_TIMEOUT since the "
+    "pool opened (each a 503).",
+}
+POOL = {
+    stat: Gauge(
+        f"lms_db_{stat}",
+        documentation,
+        ["database"],
+        registry=_registry,
+        multiprocess_mode="liveall",
+    )
+    for stat, documentation in POOL_STATS.items()
+}
+_POOL_EVERY = 1.0
+_pool_sampled = [0.0]
+
+
+def sample_pools(now: float) -> None:
+    """The open pools' statistics into ``POOL``, at most once every ``_POOL_EVERY`` seconds
+    (a pool that was never opened is not opened for it)."""
+    if now - _pool_sampled[0] < _POOL_EVERY:
+        return
+    _pool_sampled[0] = now
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    for alias, pool in list(DatabaseWrapper._connection_pools.items()):  # type: ignore[attr-defined]
+        stats = pool.get_stats()
+        for stat, gauge in POOL.items():
+            gauge.labels(alias).set(stats.get(stat, 0))
+
+
 # The classic text format, which every Prometheus reads (generate_latest writes it).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # A route label for what matched no URL pattern: one label, whatever the path.
@@ -81,6 +133,17 @@ _request_series: dict[tuple, tuple] = {}
 # Where the static files are served (STATIC_URL's path): WhiteNoise answers them before
 # routing, so they are counted under it.
 STATIC_PREFIX = "/" + urlsplit(settings.STATIC_URL).path.lstrip("/")
+
+
+def start_at_zero(counter: Counter, *label_values: tuple[str, ...]) -> None:
+    """Each of ``counter``'s series for these labels exists from the process's start, at 0:
+    an alert on a rise (``increase(...) > 0``) needs the series before the first count. An
+    app names its labels from its ``AppConfig.ready`` (its triggers, its throttles' scopes)."""
+    for values in label_values:
+        counter.labels(*values)
+
+
+start_at_zero(REPLICA_SKIPS, ("down",), ("lagging",), ("failed",))
 
 
 def collecting() -> bool:
@@ -100,12 +163,20 @@ def count_request(request: HttpRequest, status: int, seconds: float) -> None:
         )
     series[0].inc()
     series[1].observe(seconds)
+    sample_pools(time.monotonic())
 
 
 def _unrouted(request: HttpRequest) -> str:
-    """The label of a request no route matched: a static file's (WhiteNoise serves them
-    before routing), or ``UNMATCHED``."""
-    return STATIC_PREFIX if request.path_info.startswith(STATIC_PREFIX) else UNMATCHED
+    """The label of a request answered before routing: a static file's (WhiteNoise serves
+    them), the route of a path that has one (the HTTPS redirect answers before the URL is
+    resolved), or ``UNMATCHED``."""
+    path = request.path_info
+    if path.startswith(STATIC_PREFIX):
+        return STATIC_PREFIX
+    try:
+        return "/" + resolve(path).route
+    except Resolver404:
+        return UNMATCHED
 
 
 def count_automation_run(trigger: str, status: str) -> None:
@@ -145,6 +216,41 @@ class _ScrapeTimeCollector:
 
 _scrape_time = _ScrapeTimeCollector()
 _registry.register(_scrape_time)
+# The process's own series (CPU seconds, memory, open files, Python's collections):
+# prometheus-client's collectors. In multiprocess mode ``_ProcessesCollector`` answers them
+# for every process of the machine instead.
+for _collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+    _registry.register(_collector)
+
+
+_PID_IN_NAME = re.compile(r"_(\d+)\.db$")
+
+
+class _ProcessesCollector:
+    """``process_*`` of every live process that keeps counts in ``folder`` (each gunicorn
+    worker, each task worker), read from its ``/proc`` entry, labelled ``pid``."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def collect(self):
+        pids = sorted(
+            {
+                int(m.group(1))
+                for name in os.listdir(self.folder)
+                if (m := _PID_IN_NAME.search(name))
+            }
+        )
+        families: dict[str, Metric] = {}
+        for pid in pids:
+            reader = ProcessCollector(registry=None, pid=lambda pid=pid: pid)
+            for family in reader.collect():  # nothing for a process that is gone
+                merged = families.setdefault(
+                    family.name, Metric(family.name, family.documentation, family.type)
+                )
+                for sample in family.samples:
+                    merged.add_sample(sample.name, {**sample.labels, "pid": str(pid)}, sample.value)
+        yield from families.values()
 
 
 def exposition() -> bytes:
@@ -156,6 +262,7 @@ def exposition() -> bytes:
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=folder)
     registry.register(_scrape_time)
+    registry.register(_ProcessesCollector(folder))
     return generate_latest(registry)
 
 
@@ -173,4 +280,6 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         return errors.not_found_view(request)
     if request.method not in ("GET", "HEAD"):
         return errors.error_response(errors.MethodNotAllowed(), Allow="GET, HEAD")
+    _pool_sampled[0] = 0.0  # this process's pools as they are now
+    sample_pools(time.monotonic())
     return HttpResponse(exposition(), content_type=CONTENT_TYPE)

@@ -25,6 +25,7 @@ and a cell holding a comma, a quote or a line break is quoted, its quotes double
 
 from __future__ import annotations
 
+import contextvars
 import csv
 import io
 from collections.abc import Iterable, Iterator, Sequence
@@ -65,8 +66,15 @@ CSV_RENDERERS = [OrjsonRenderer, CsvRenderer]
 
 
 class CsvErrorsAsJson:
-    """A view mixin: an error is answered as JSON (the contract's error body) even when the
+    """A view mixin: its GET offers CSV beside JSON (``CSV_RENDERERS``; its other methods
+    JSON alone), and an error is answered as JSON (the contract's error body) even when the
     client asked for CSV."""
+
+    renderer_classes = CSV_RENDERERS  # also what the schema and ``Vary: Accept`` read
+
+    def get_renderers(self):
+        renderers = CSV_RENDERERS if self.request.method in ("GET", "HEAD") else CSV_RENDERERS[:1]
+        return [renderer() for renderer in renderers]
 
     def handle_exception(self, exc):
         request = getattr(self, "request", None)
@@ -100,10 +108,11 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def cells(shape: Shape, rows: Iterable[Any], *, python_values: bool = False) -> Iterator[list[str]]:
-    """Each row (read through ``shape.columns``, or holding Python values with
-    ``python_values``) as the cells of its JSON body, in the order of ``shape.names``."""
-    body = shape.body_of if python_values else shape.body
+def cells(shape: Shape, rows: Iterable[Any]) -> Iterator[list[str]]:
+    """Each row (read through ``shape.columns``, or whose attributes are a plain
+    serializer's sources, ids and times as wire text) as the cells of its JSON body, in
+    the order of ``shape.names``."""
+    body = shape.body
     for row in rows:
         yield [cell(value) for value in body(row).values()]
 
@@ -127,13 +136,28 @@ def csv_chunks(header: Sequence[str], rows: Iterable[Sequence[str]]) -> Iterator
     yield buffer.getvalue().encode("utf-8")
 
 
+def _in_this_context(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """``chunks``, each made in the context variables of the request as they are now: the
+    body is written after the view has returned and the middleware has reset the request's
+    state (its id in the logs, which database its reads go to: ``lms.db.replica``), and the
+    rows read meanwhile must be read as the request's own reads."""
+    context = contextvars.copy_context()  # now, not at the first chunk
+
+    def made() -> Iterator[bytes]:
+        while (chunk := context.run(next, chunks, None)) is not None:
+            yield chunk
+
+    return made()
+
+
 def csv_response(
     header: Sequence[str], rows: Iterable[Sequence[str]], *, filename: str
 ) -> StreamingHttpResponse:
     """A ``200`` streaming ``rows`` (lists of cells) under ``header`` as a CSV download
     named ``filename`` (plain ASCII: an id and a suffix). The rows are read as the body is
-    sent, after the view has returned: a read they come from must already know which
-    database it reads (``QuerySet.using``)."""
-    response = StreamingHttpResponse(csv_chunks(header, rows), content_type=CONTENT_TYPE)
+    sent, after the view has returned, in the request's context (``_in_this_context``)."""
+    response = StreamingHttpResponse(
+        _in_this_context(csv_chunks(header, rows)), content_type=CONTENT_TYPE
+    )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

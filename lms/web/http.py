@@ -13,6 +13,20 @@ import functools
 
 from django.core.handlers.wsgi import WSGIRequest
 from django.utils.http import parse_header_parameters
+from rest_framework.settings import api_settings
+
+
+def client_address(request) -> str:
+    """The client's address: ``REMOTE_ADDR``, or behind ``LMS_NUM_PROXIES`` trusted proxies
+    the address the nearest of them saw in ``X-Forwarded-For`` (anyone can send the header,
+    so it is believed only as far as the proxies are trusted)."""
+    address = request.META.get("REMOTE_ADDR") or ""
+    num_proxies = api_settings.NUM_PROXIES
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if num_proxies and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",")]
+        address = hops[-min(num_proxies, len(hops))]
+    return address
 
 
 @functools.lru_cache(maxsize=64)

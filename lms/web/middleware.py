@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from lms import errors
 from lms.ops import metrics
 from lms.ops.logs import redact
-from lms.web.http import is_text_encoding
+from lms.web.http import client_address, is_text_encoding
 from lms.web.request_id import bind, choose_request_id, unbind
 
 access_logger = logging.getLogger("lms.access")
@@ -70,11 +70,16 @@ def _log_access(request: HttpRequest, response: HttpResponse, started: float) ->
     # Whatever answered (a view, a middleware, Django itself), the path is redacted.
     path = redact(request.path)
     method, status = request.method, response.status_code
+    membership = getattr(request, "auth", None)  # an API token's membership
+    org_id = getattr(membership, "org_id", None)
     extra = {
         "method": method,
         "path": path,
         "status": status,
         "durationMs": round((time.perf_counter() - started) * 1000, 2),
+        "clientAddress": client_address(request),
+        "orgId": None if org_id is None else str(org_id),
+        "userAgent": request.META.get("HTTP_USER_AGENT"),
     }
     access_logger.handle(
         access_logger.makeRecord(
@@ -111,7 +116,7 @@ class JsonErrorMiddleware:
             if error_class is None:
                 error = errors.ApiError(f"The request failed with status {response.status_code}.")
                 error.status = response.status_code
-                error.code = "http_error"
+                error.code = errors.HTTP_ERROR
             else:
                 error = error_class()
             rewritten = errors.error_response(error)
@@ -179,7 +184,7 @@ def _read_chunked(request: HttpRequest) -> errors.ApiError | None:
     if len(body) > limit:
         return errors.PayloadTooLarge()
     request.META["CONTENT_LENGTH"] = str(len(body))
-    request._stream = LimitedStream(io.BytesIO(body), len(body))
+    request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
     return None
 
 
@@ -196,8 +201,8 @@ class _OutsideApi:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path_info.startswith(_API_PREFIX):
-            return self.get_response(request)
-        return super().__call__(request)
+            return self.get_response(request)  # type: ignore[attr-defined]
+        return super().__call__(request)  # type: ignore[misc]
 
 
 class SessionMiddleware(_OutsideApi, sessions.SessionMiddleware):

@@ -81,13 +81,14 @@ def _builder(
         if access == "positions":
             value = f"row[{position}]"
         else:
-            if not field.source.isidentifier():
+            if not str(field.source).isidentifier():
                 raise ImproperlyConfigured(f"{label}.{name}: a source must be one attribute.")
             value = f"row.{field.source}"
         if isinstance(field, serializers.ListSerializer):
             nested = f"_nested_{position}"
+            child: Any = field.child  # a serializer: Shape reads nested serializers only
             namespace[nested] = _builder(
-                field.child, access="attributes", python_values=python_values, label=label
+                child, access="attributes", python_values=python_values, label=label
             )
             items.append(f"{name!r}: [{nested}(item) for item in {value}]")
         elif isinstance(field, _AS_TEXT) and python_values:
@@ -119,8 +120,10 @@ class Shape:
         self.serializer_class = serializer_class
         self.model = getattr(getattr(serializer_class, "Meta", None), "model", None)
         self.names = tuple(serializer.fields)
-        self.sources = tuple(field.source for field in serializer.fields.values())
-        access = "positions" if self.model is not None else "attributes"
+        self.sources = tuple(str(field.source) for field in serializer.fields.values())
+        access: Literal["positions", "attributes"] = (
+            "positions" if self.model is not None else "attributes"
+        )
         label = serializer_class.__name__
         self.body = _builder(serializer, access=access, python_values=False, label=label)
         self.body_of = _builder(serializer, access=access, python_values=True, label=label)
@@ -134,7 +137,7 @@ class Shape:
                     " a source that is one, or answer this body through the serializer)."
                 )
             self.columns = tuple(wire_columns(self.model, self.sources))
-            self.record = namedtuple(f"{self.model.__name__}Row", self.sources)
+            self.record: Any = namedtuple(f"{self.model.__name__}Row", self.sources)  # type: ignore[misc]
 
     def bodies(self, rows: Iterable[Any]) -> list[dict]:
         """``body`` of each row (read through ``columns``)."""

@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 from django.core.validators import validate_email
 
-from organizations.models import Organization
+from organizations.models import Organization, User
 from organizations.selectors import find_organization
 
 ORG_HELP = "The organization's id, or its exact name."
@@ -13,6 +13,9 @@ ORG_HELP = "The organization's id, or its exact name."
 def email_option(value: str) -> str:
     """The e-mail address given, trimmed and lower-cased."""
     email = value.strip().lower()
+    longest = User._meta.get_field("email").max_length
+    if len(email) > longest:
+        raise CommandError(f"The e-mail address is longer than {longest} characters.")
     try:
         validate_email(email)
     except ValidationError:

@@ -41,9 +41,15 @@ def test_roll_secret_shows_the_new_secret_once_and_keeps_the_old_one_for_the_ove
     page = client.get(f"{AUTOMATIONS}{automation.pk}/change/").content.decode()
     assert "Roll secret" in page and "Send test" in page
 
-    response = client.post(f"{AUTOMATIONS}{automation.pk}/roll-secret/", follow=True)
+    rolled = client.post(f"{AUTOMATIONS}{automation.pk}/roll-secret/")
+    response = client.get(rolled["Location"])
 
     automation.refresh_from_db()
+    # Shown from the session, never carried in a cookie (signed, not encrypted: a proxy's
+    # log or a HAR file would keep it).
+    for answer in (rolled, response):
+        assert "messages" not in answer.cookies
+        assert not [c for c in answer.cookies.values() if automation.signing_secret in c.value]
     assert automation.signing_secret != old and automation.previous_signing_secret == old
     [shown] = [m for m in messages_of(response) if m.startswith("New signing secret")]
     assert shown.endswith(f": {automation.signing_secret}")
@@ -55,7 +61,7 @@ def test_roll_secret_shows_the_new_secret_once_and_keeps_the_old_one_for_the_ove
 def test_send_test_records_a_test_run_for_the_staff_user_and_links_to_it(org):
     automation = AutomationFactory(org=org, name="Welcome", enabled=False)
     user = UserFactory(is_staff=True, email="staff@example.com")
-    make_member(org, Membership.Role.ADMIN, user=user)
+    staff = make_member(org, Membership.Role.ADMIN, user=user)
     client = Client()
     client.force_login(user)
 
@@ -64,6 +70,8 @@ def test_send_test_records_a_test_run_for_the_staff_user_and_links_to_it(org):
     run = AutomationRun.objects.for_org(org).get()
     assert run.test and run.automation_id == automation.id
     assert run.event_data["email"] == "staff@example.com"
+    # The staff user's own membership, as an API caller's: never a null memberId.
+    assert run.event_data["memberId"] == str(staff.membership.id)
     [said] = messages_of(response)
     assert f"{RUNS}{run.pk}/change/" in said
 

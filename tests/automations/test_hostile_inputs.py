@@ -146,6 +146,66 @@ def test_an_undeliverable_webhook_is_a_400_naming_its_path(api, owner, action, p
     assert not Automation.objects.for_org(owner.org).exists()
 
 
+# Every form of a non-public address the worker unwraps, and localhost (issue 38, item 5).
+LITERAL_PRIVATE = [
+    "http://127.0.0.1/x",
+    "http://localhost:8000/x",
+    "http://api.localhost/x",
+    "http://10.1.2.3/x",
+    "http://169.254.169.254/latest",
+    "http://[::1]/x",
+    "http://[::ffff:127.0.0.1]/x",
+    "http://[::ffff:0:a00:5]/x",
+    "http://[64:ff9b::a9fe:a9fe]/x",
+    "http://[2002:7f00:1::1]/x",
+    "http://[fc00::1]/x",
+    "http://192.0.0.8/x",
+]
+
+
+@pytest.mark.parametrize("url", LITERAL_PRIVATE)
+def test_a_webhook_to_a_literal_private_address_is_refused_at_save(api, owner, url):
+    """The worker's own address check, made of the host as written (CONTRACT 7.2): a 400
+    naming the URL, where it used to be saved and then refused through minutes of retries."""
+    error = assert_error(
+        api.post(URL, body(hook(url=url)), token=owner.token), 400, "validation_error"
+    )
+    assert error["details"] == {
+        "actions.0.input.url": [
+            "Must not be a loopback, private or other non-public address, nor localhost."
+        ]
+    }
+    assert not Automation.objects.for_org(owner.org).exists()
+
+
+def test_a_literal_private_address_is_saved_where_private_addresses_are_allowed(
+    api, owner, settings
+):
+    settings.LMS_WEBHOOK_ALLOW_PRIVATE = True
+    for n, url in enumerate(LITERAL_PRIVATE):
+        created = api.post(URL, {**body(hook(url=url)), "name": f"Hook {n}"}, token=owner.token)
+        assert created.status_code == 201, created.content
+
+
+def test_the_admin_refuses_a_literal_private_address_beside_its_field(org):
+    staff = admin_client(org)
+    form = {
+        "org": str(org.pk),
+        "name": "To the loopback",
+        "trigger": "enrollment.created",
+        **editor_fields([hook(url="http://127.0.0.1:8000/x")]),
+    }
+    page = staff.post("/admin/automations/automation/add/", form)
+    assert page.status_code == 200  # the form again, with the problem beside the field
+    assert page.context["adminform"].form.errors == {
+        "actions": [
+            "Action 1 (webhook), input.url: Must not be a loopback, private or other "
+            "non-public address, nor localhost."
+        ]
+    }
+    assert not Automation.all_orgs.exists()
+
+
 def test_a_deliverable_webhook_with_latin1_headers_and_a_port_is_saved(api, owner):
     action = hook(url="https://hooks.example.com:65535/x", headers={"X-Name": "Jos\u00e9\tM"})
     assert api.post(URL, body(action), token=owner.token).status_code == 201

@@ -32,7 +32,7 @@ GOOD_INPUTS = {
     "enroll_in_course": [{"courseId": COURSE}, {"courseId": COURSE.upper()}],
     "webhook": [
         {"url": "https://hooks.example.com/lms"},
-        {"url": "http://10.0.0.5:8080/x?y=1", "method": "PUT"},
+        {"url": "http://hooks.example.com:8080/x?y=1", "method": "PUT"},
         {"url": "https://example.com", "method": "POST", "headers": {"X-Token": "abc"}},
         {"url": "https://example.com", "headers": {}},
     ],

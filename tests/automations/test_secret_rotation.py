@@ -149,6 +149,43 @@ def test_during_the_overlap_each_signature_verifies_with_its_own_secret(api, own
     Webhook(old).verify(delivery["body"], delivery["headers"])
 
 
+def test_rolls_within_the_overlap_keep_every_secret_inside_its_window_signing(
+    api, owner, receiver, settings
+):
+    """A double click on "Roll secret": the first secret still signs beside the two new ones
+    (three signatures at most); a third roll drops the oldest, and a secret whose window
+    has passed signs no more."""
+    url, received = receiver
+    created = create_hook(api, owner, url)
+    first = created["signingSecret"]
+    second = api.post(rotate_url(created["id"]), token=owner.token).json()["signingSecret"]
+    third = api.post(rotate_url(created["id"]), token=owner.token).json()["signingSecret"]
+    delivery = deliver(api, owner, created["id"], received)
+    signatures = delivery["headers"]["webhook-signature"].split(" ")
+    assert len(signatures) == 3
+    for secret, signature in zip([third, second, first], signatures, strict=True):
+        Webhook(secret).verify(delivery["body"], only(delivery, signature))
+
+    fourth = api.post(rotate_url(created["id"]), token=owner.token).json()["signingSecret"]
+    delivery = deliver(api, owner, created["id"], received)
+    signatures = delivery["headers"]["webhook-signature"].split(" ")
+    assert len(signatures) == 3
+    for secret, signature in zip([fourth, third, second], signatures, strict=True):
+        Webhook(secret).verify(delivery["body"], only(delivery, signature))
+    with pytest.raises(WebhookVerificationError):
+        Webhook(first).verify(delivery["body"], delivery["headers"])
+
+    # The second was replaced first: once its window has passed, it signs no more.
+    settings.LMS_WEBHOOK_SECRET_OVERLAP_SECONDS = 3600
+    stored = Automation.objects.for_org(owner.org).filter(id=created["id"])
+    stored.update(older_rotated_at=timezone.now() - timedelta(seconds=3601))
+    delivery = deliver(api, owner, created["id"], received)
+    signatures = delivery["headers"]["webhook-signature"].split(" ")
+    assert len(signatures) == 2
+    with pytest.raises(WebhookVerificationError):
+        Webhook(second).verify(delivery["body"], delivery["headers"])
+
+
 def test_after_the_overlap_only_the_new_secret_signs(api, owner, receiver, settings):
     url, received = receiver
     created = create_hook(api, owner, url)

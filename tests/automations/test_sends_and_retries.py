@@ -5,6 +5,7 @@ executed here in-process as the worker does; webhooks go to a receiver on the lo
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,9 +16,11 @@ from django_tasks_db.models import DBTaskResult
 
 from automations import runs
 from automations.models import AutomationRun
+from automations.services import example_event_data
 from learn.models import Enrollment
 from learn.services import enroll
 from tests.automations.factories import AutomationFactory, welcome_email
+from tests.factories import UserFactory
 from tests.helpers import assert_error, assert_foreign_looks_missing, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory
 
@@ -40,15 +43,16 @@ def _mail(settings):
 def receiver(settings):
     """Answers ``state["status"]`` to every delivery and records it."""
     settings.LMS_WEBHOOK_ALLOW_PRIVATE = True  # the receiver is on the loopback
-    state = {"status": 200, "received": []}
+    state = {"status": 200, "received": [], "bodies": []}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_POST(self):
-            self.rfile.read(int(self.headers["Content-Length"]))
+            body = self.rfile.read(int(self.headers["Content-Length"]))
             state["received"].append({k.lower(): v for k, v in self.headers.items()})
+            state["bodies"].append(json.loads(body))
             body = b"down for maintenance" if state["status"] >= 400 else b"ok"
             self.send_response(state["status"])
             self.send_header("Content-Length", str(len(body)))
@@ -174,6 +178,35 @@ def test_test_sends_beyond_the_organizations_limit_are_throttled_and_record_noth
     other = make_member(other_org, "owner")
     elsewhere = AutomationFactory(org=other_org)
     assert api.post(sending_url(elsewhere.id), token=other.token).status_code == 202
+
+
+def test_a_test_webhook_says_test_and_carries_the_callers_own_data(api, owner, receiver):
+    activity = ActivityFactory(org=owner.org, module__course__org=owner.org)
+    hook = [{"type": "webhook", "input": {"url": receiver["url"]}}]
+    automation = AutomationFactory(org=owner.org, trigger="activity.completed", actions=hook)
+    run = api.post(sending_url(automation.id), token=owner.token).json()
+    runs.execute(run["id"])
+    [body] = receiver["bodies"]
+    assert body["test"] is True and body["type"] == "activity.completed"
+    assert body["data"] == {
+        "activityId": str(activity.id),
+        "courseId": str(activity.course_id),
+        "memberId": str(owner.membership.id),
+        "email": owner.user.email,
+    }
+    # A real event's body is as it was: no "test" key.
+    real = AutomationFactory(org=owner.org, trigger="enrollment.created", actions=hook)
+    enroll(membership=make_member(owner.org).membership, course=activity.course)
+    (done,) = runs_of(api, owner, real.id)
+    runs.execute(done["id"])
+    assert "test" not in receiver["bodies"][1] and receiver["bodies"][1]["data"]["memberId"]
+
+
+def test_a_staff_user_of_no_membership_tests_with_an_example_member_id(org):
+    automation = AutomationFactory(org=org, trigger="course.completed")
+    user = UserFactory(is_staff=True, is_superuser=True)
+    data = example_event_data(org=org, automation=automation, caller=user)
+    assert data["memberId"] is not None and data["email"] == user.email
 
 
 def test_real_runs_have_no_test_mark(api, owner):

@@ -13,6 +13,8 @@ import pytest
 from tests.organizations.servers import base_env, gunicorn_servers, run_django
 from tests.organizations.test_invite_throttle_processes import _redis_url
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 4
 SETUP = """
 import json

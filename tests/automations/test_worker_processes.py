@@ -424,12 +424,26 @@ def test_on_redis_a_completion_sends_one_signed_webhook_retried_once(rq_stack, r
 
 
 def test_a_webhook_to_a_private_address_is_refused_by_default(tmp_path, receiver):
-    """A worker as deployed (no LMS_WEBHOOK_ALLOW_PRIVATE) never sends to the loopback: every
-    attempt fails saying why, the run ends failed, and the receiver hears nothing."""
+    """A deployment as deployed (no LMS_WEBHOOK_ALLOW_PRIVATE) never sends to the loopback:
+    a URL naming it is refused at save, and one saved before (or whose name resolves there)
+    fails every attempt saying why, the run ends failed, and the receiver hears nothing."""
     with deployment(tmp_path, LMS_WEBHOOK_ALLOW_PRIVATE="false") as stack:
         w = world(stack)
         path = f"/ok/{next(_numbers)}"
-        created = create(stack, w, "activity.completed", [hook(receiver, path)])
+        body = {"name": "Loopback", "trigger": "activity.completed"}
+        status, refused = stack.call(
+            "POST", "/api/automations", w["owner"], {**body, "actions": [hook(receiver, path)]}
+        )
+        assert status == 400 and set(refused["details"]) == {"actions.0.input.url"}
+        # As an automation saved before the check was made at save: in the database alone.
+        created = stack.django(
+            "import json\n"
+            "from automations.models import Automation\n"
+            f"a = Automation.objects.create(org_id={w['org']!r}, name='Loopback',\n"
+            "    trigger='activity.completed',\n"
+            f"    actions=[{{'type': 'webhook', 'input': {{'url': {receiver.url + path!r}}}}}])\n"
+            "print(json.dumps({'id': str(a.id)}))\n"
+        )
         complete(stack, w, w["courses"][0]["activity"])
         (run,) = finished(stack, w, created["id"])
     assert run["status"] == "failed"

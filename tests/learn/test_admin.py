@@ -8,7 +8,7 @@ from django.test import Client
 
 from learn.models import Activity, Enrollment, Module, Progress
 from tests.factories import UserFactory
-from tests.helpers import ApiClient, make_member
+from tests.helpers import ApiClient, admin_client, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, ModuleFactory
 
 pytestmark = pytest.mark.django_db
@@ -370,3 +370,43 @@ def test_saving_the_course_page_unchanged_writes_no_activity(staff, course, modu
     response = staff.post(course_url(course), form_data(staff.get(course_url(course))))
     assert response.status_code == 302, errors_of(response)
     assert dict(Activity.all_orgs.values_list("id", "updated_at")) == before
+
+
+def test_the_enrol_members_form_refuses_what_it_cannot_enrol(course_with_staff):
+    course, client = course_with_staff
+    url = f"/admin/learn/course/{course.pk}/enrol/"
+    for data, field, message in [
+        ({"emails": " \n \n"}, "emails", "This field is required."),
+        (
+            {"emails": "\n".join(f"m{n}@x.example" for n in range(501))},
+            "emails",
+            "At most 500 addresses at a time.",
+        ),
+        (
+            {"emails": "a@x.example", "due_at": "2020-01-01T10:00"},
+            "due_at",
+            "The due date must be in the future.",
+        ),
+    ]:
+        response = client.post(url, data)
+        assert response.status_code == 200
+        assert response.context["form"].errors[field] == [message]
+        assert response.context["outcome"] is None
+    assert not Enrollment.objects.for_org(course.org_id).exists()
+
+
+def test_the_enrol_members_form_keeps_due_dates_when_none_is_given(course_with_staff):
+    course, client = course_with_staff
+    member = make_member(course.org).membership
+    url = f"/admin/learn/course/{course.pk}/enrol/"
+    client.post(url, {"emails": member.user.email, "due_at": "2099-05-01T09:00"})
+    response = client.post(url, {"emails": member.user.email.upper()})
+    assert response.context["outcome"].already_enrolled == [member.user.email.upper()]
+    enrolment = Enrollment.objects.for_org(course.org_id).get(membership=member)
+    assert enrolment.due_at.isoformat() == "2099-05-01T09:00:00+00:00"
+
+
+@pytest.fixture
+def course_with_staff(org):
+    course = CourseFactory(org=org)
+    return course, admin_client(org)

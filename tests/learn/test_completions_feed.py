@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+from django.utils import timezone
 
 from learn.models import CourseCompletion, Enrollment
 from learn.services import unenroll
@@ -189,3 +190,17 @@ def test_the_feed_reads_in_a_constant_number_of_queries(
     empty = {"courseId": str(CourseFactory(org=org).id), "after": many.json()["next"]}
     with django_assert_max_num_queries(3):
         assert api.get(URL, token=owner.token, query=empty).json()["rows"] == []
+
+
+def test_a_completion_stored_without_a_position_takes_the_next_one(live, org, owner, course):
+    first = make_member(org)
+    completed_by(live, course, first)
+    later = make_member(org)
+    stored = CourseCompletion.all_orgs.create(
+        org=org, membership=later.membership, course=course, completed_at=timezone.now()
+    )
+    assert stored.position == 2
+    assert [row["memberId"] for row in read(live, owner.token)["rows"]] == [
+        str(first.membership.id),
+        str(later.membership.id),
+    ]

@@ -12,7 +12,7 @@ import pytest
 
 from learn.models import CompletionSequence, CourseCompletion
 from tests.helpers import at_once, make_member
-from tests.learn.factories import ActivityFactory, EnrollmentFactory
+from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory
 from tests.learn.test_completions_feed import read
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -27,10 +27,12 @@ def complete(activity) -> dict:
 def test_a_completion_committing_after_a_later_one_is_neither_skipped_nor_repeated(
     live, org, owner, course, receive_events
 ):
+    # Two courses: the two reports share no row but the organization's sequence.
     activity = ActivityFactory(module__course=course)
+    other = ActivityFactory(module__course=CourseFactory(org=org))
     early, late = make_member(org), make_member(org)
-    for member in (early, late):
-        EnrollmentFactory(course=course, membership=member.membership)
+    EnrollmentFactory(course=course, membership=early.membership)
+    EnrollmentFactory(course=other.course, membership=late.membership)
     entered, release = threading.Event(), threading.Event()
 
     def hold_the_early_one(event) -> None:
@@ -51,7 +53,7 @@ def test_a_completion_committing_after_a_later_one_is_neither_skipped_nor_repeat
         start = read(live, owner.token)
         assert start["rows"] == []
         time.sleep(0.01)  # the later completion's time is strictly later
-        assert live.post(PROGRESS, complete(activity), token=late.token).status == 200
+        assert live.post(PROGRESS, complete(other), token=late.token).status == 200
         page = read(live, owner.token, after=start["next"])
         assert [row["memberId"] for row in page["rows"]] == [str(late.membership.id)]
         assert read(live, owner.token, after=page["next"]) == {"rows": [], "next": page["next"]}

@@ -554,10 +554,11 @@ def test_query_count_does_not_grow_with_the_reports(
 def test_query_count_of_a_first_report(api, enrolled, make_activity, django_assert_num_queries):
     activity = make_activity()
     # + insert-or-ignore of the progress row and its locking read, and the activity's funnel;
-    # the activity completes its course: + the count, the course completion and its standing;
-    # and each of its two events (activity.completed, course.completed) + the look-up of
+    # the activity completes its course: + the count, the course completion, its standing and
+    # its completions-feed position (the organization's sequence row); and each of its two
+    # events (activity.completed, course.completed) + the look-up of
     # their automations.
-    with django_assert_num_queries(15 + standing_statements()):
+    with django_assert_num_queries(16 + standing_statements()):
         answer(report(api, enrolled, activity, {"type": "complete"}))
 
 
@@ -569,8 +570,9 @@ def test_query_count_with_an_idempotency_key(
     headers = {"Idempotency-Key": "q"}
     # + the key lookup, the purge of the caller's expired keys and the stored answer, and the
     # savepoint of the write inside the transaction that stores the answer; the learner's
-    # standing; the course completion's three; and the two events' look-ups of automations.
-    with django_assert_num_queries(18 + standing_statements()):
+    # standing; the course completion's four (with its feed position); and the two events'
+    # look-ups of automations.
+    with django_assert_num_queries(19 + standing_statements()):
         answer(report(api, enrolled, activity, {"type": "complete"}, headers=headers))
     # A replay: token and the key lookup.
     with django_assert_num_queries(2):

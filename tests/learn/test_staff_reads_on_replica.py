@@ -22,6 +22,8 @@ from tests.lms.test_read_replica import (  # noqa: F401 (clusters: a fixture)
 )
 from tests.organizations.servers import base_env, run_django
 
+pytestmark = pytest.mark.processes
+
 SETUP = """
 import json
 from django.core.management import call_command

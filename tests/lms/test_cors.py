@@ -140,6 +140,21 @@ def test_an_origin_not_listed_gets_no_cors_header(api, learner):
     assert not any(name.lower().startswith("access-control-") for name in read.headers)
 
 
+@pytest.mark.parametrize(
+    "origin",
+    [f"{FRONT}/", f"{FRONT}/x", f"{FRONT}#x", f"{FRONT}?x", FRONT.replace("http", "HTTP", 1)],
+)
+def test_an_origin_that_is_not_exactly_a_listed_one_gets_no_cors_header(api, learner, origin):
+    """CONTRACT 8.6: the serialized origin exactly; the library compared its parsed scheme and
+    host, and echoed each of these back as allowed."""
+    refused = preflight(api, "/api/bundles", origin=origin, headers="authorization")
+    assert not any(name.lower().startswith("access-control-") for name in refused.headers)
+    assert_error(refused, 401, "unauthenticated")
+    read = api.get("/api/bundles", token=learner.token, headers={"Origin": origin})
+    assert read.status_code == 200
+    assert not any(name.lower().startswith("access-control-") for name in read.headers)
+
+
 def test_no_origin_is_listed_by_default(api, learner, settings):
     settings.CORS_ALLOWED_ORIGINS = []
     refused = preflight(api, "/api/bundles", headers="authorization")

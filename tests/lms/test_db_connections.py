@@ -27,6 +27,7 @@ def _cut_the_servers_connections() -> int:
 
 
 @pytest.mark.postgres
+@pytest.mark.processes
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "pool, checks, most_503s",

@@ -69,7 +69,11 @@ def test_a_traceback_is_one_field():
 @pytest.mark.django_db
 def test_the_access_line_names_the_request(api, owner, caplog):
     with caplog.at_level(logging.INFO, logger="lms.access"):
-        api.get("/api/bundles?search=x", token=owner.token, headers={"X-Request-ID": "r-1"})
+        api.get(
+            "/api/bundles?search=x",
+            token=owner.token,
+            headers={"X-Request-ID": "r-1", "User-Agent": "lms-test/1.0"},
+        )
         api.post("/api/learn/progress", {"activity": "nope"}, token=owner.token)
     records = [r for r in caplog.records if r.name == "lms.access"]
     assert len(records) == 2
@@ -78,6 +82,24 @@ def test_the_access_line_names_the_request(api, owner, caplog):
     assert (first["method"], first["path"], first["status"]) == ("GET", "/api/bundles", 200)
     assert first["requestId"] == "r-1" and first["durationMs"] >= 0
     assert (second["method"], second["status"]) == ("POST", 400)
+    # Who asked: the client's address, the token's organization and the user agent.
+    assert first["clientAddress"] == "127.0.0.1" and first["orgId"] == str(owner.membership.org_id)
+    assert second["orgId"] == str(owner.membership.org_id)
+    assert first["userAgent"] == "lms-test/1.0"
+
+
+@pytest.mark.django_db
+def test_the_access_line_of_an_anonymous_request_behind_a_proxy(client, settings, caplog):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    with caplog.at_level(logging.INFO, logger="lms.access"):
+        client.get("/healthz", HTTP_X_FORWARDED_FOR="203.0.113.7, 198.51.100.2")
+    [record] = [r for r in caplog.records if r.name == "lms.access"]
+    line = json.loads(JsonFormatter().format(record))
+    assert (line["clientAddress"], line["orgId"], line["userAgent"]) == (
+        "198.51.100.2",
+        None,
+        None,
+    )
 
 
 @pytest.mark.django_db

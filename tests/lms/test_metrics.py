@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from automations import runs
 from automations.models import AutomationRun
+from automations.registry import TRIGGER_NAMES
 from tests.automations.factories import AutomationFactory, make_run, welcome_email
 from tests.helpers import assert_error
 from tests.organizations.factories import make_invite
@@ -209,3 +210,30 @@ def test_the_series_memory_is_keyed_by_labels_so_it_stays_bounded(api, metrics_o
     assert requests(after, "/static/", status=404) - requests(before, "/static/", status=404) == 1
     assert {method for _, method, _ in metrics._request_series} <= {"GET", "other"}
     assert len([key for key in metrics._request_series if key[1] == "other"]) == 1
+
+
+def test_every_series_of_known_labels_is_there_from_the_start(api, metrics_on):
+    samples = scrape(api)
+    for trigger in TRIGGER_NAMES:
+        for status in ("succeeded", "failed"):
+            labels = (("status", status), ("trigger", trigger))
+            assert ("lms_automation_runs_total", labels) in samples
+    assert ("lms_throttled_requests_total", (("scope", "invite_lookup"),)) in samples
+    for reason in ("down", "lagging", "failed"):
+        assert ("lms_replica_skips_total", (("reason", reason),)) in samples
+
+
+def test_an_https_redirect_is_counted_under_its_route(api, metrics_on, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    before = scrape(api)
+    assert api.get("/api/bundles").status_code == 301
+    assert api.get("/no-such-route").status_code == 301
+    after = scrape(api)  # /metrics is exempt from the redirect
+    for route in ("/api/bundles", "unmatched"):
+        assert requests(after, route, status=301) == requests(before, route, status=301) + 1
+
+
+def test_the_process_series_are_answered(api, metrics_on):
+    samples = scrape(api)
+    assert samples[("process_resident_memory_bytes", ())] > 0
+    assert ("python_gc_collections_total", (("generation", "0"),)) in samples

@@ -76,9 +76,17 @@ def test_every_scrape_sums_the_counts_of_every_process(tmp_path):
     with gunicorn_server(env, log_path=tmp_path / "gunicorn.log", workers=2) as server:
         for _ in range(40):  # a new connection each: the kernel spreads them over the workers
             assert get(server.port, "/api/bundles", auth)[0] == 200
-        workers = counting_pids(folder)
+        # The master's own file holds the series that start at 0 (loaded before the fork).
+        workers = counting_pids(folder) - {server.proc.pid}
         assert len(workers) == 2, workers  # both workers answered some, and counted them
         assert {scrape(server.port)[BUNDLES] for _ in range(10)} == {40}
+        # Each worker's own process series, whichever worker answers the scrape.
+        memory = {
+            dict(labels)["pid"]: value
+            for (name, labels), value in scrape(server.port).items()
+            if name == "process_resident_memory_bytes"
+        }
+        assert {str(pid) for pid in workers} <= set(memory) and min(memory.values()) > 0
 
         run_django(RUN_ONE, env)  # another process, as a task worker on this machine
         assert scrape(server.port)[RUNS] == 1
@@ -100,4 +108,35 @@ def test_every_scrape_sums_the_counts_of_every_process(tmp_path):
     with gunicorn_server(env, log_path=tmp_path / "gunicorn-2.log", workers=2) as server:
         assert get(server.port, "/api/bundles", auth)[0] == 200
         assert scrape(server.port)[BUNDLES] == 1
-        assert RUNS not in scrape(server.port)
+        assert scrape(server.port)[RUNS] == 0  # there from the start, at 0
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_database_pools_state_is_answered_per_worker(tmp_path):
+    from django.db import connection
+
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = base_env(
+        DATABASE_URL=url,
+        LMS_VAR_DIR=str(tmp_path),
+        LMS_METRICS_TOKEN=TOKEN,
+        LMS_DB_POOL="true",
+        LMS_DB_POOL_MIN="2",
+    )
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    with gunicorn_server(env, log_path=tmp_path / "gunicorn.log", workers=2) as server:
+        for _ in range(20):  # each worker opens its pool
+            assert get(server.port, "/readyz")[0] == 200
+        workers = counting_pids(tmp_path / "metrics") - {server.proc.pid}
+        assert workers
+        samples = scrape(server.port)
+        sizes = {
+            dict(labels)["pid"]: value
+            for (name, labels), value in samples.items()
+            if name == "lms_db_pool_size" and dict(labels)["database"] == "default"
+        }
+        assert {str(pid) for pid in workers} <= set(sizes), (workers, sizes)
+        assert all(size >= 2 for size in sizes.values()), sizes
+        assert any(name == "lms_db_requests_waiting" for name, _ in samples)

@@ -218,3 +218,43 @@ def test_a_column_nothing_fills_fails_naming_the_model_the_field_and_the_fix():
             statements.Insert(Extra, ("id", "name"))
     message = str(caught.value)
     assert "downloads.Extra.required" in message and "default" in message
+
+
+@pytest.mark.django_db
+def test_a_batch_insert_writes_every_row_once_however_many(org, monkeypatch):
+    """A batch is one statement (PostgreSQL: one JSON parameter), or on SQLite as few as its
+    parameter limit allows (here made 20: two rows a statement); a row that breaks a unique
+    constraint is left out, and the values read back as the ORM wrote them."""
+    from automations.models import AutomationRun
+    from tests.automations.factories import AutomationFactory
+
+    monkeypatch.setattr(statements, "_variable_limit", lambda connection: 20)
+    automation = AutomationFactory(org=org)
+    insert = statements.Insert(
+        AutomationRun,
+        ("id", "org_id", "automation_id", "revision_id", "trigger", "event_id", "occurred_at",
+         "event_data", "depth", "due_at"),
+        ignore_conflicts=True,
+        batch=True,
+    )  # fmt: skip
+    when = datetime(2026, 11, 21, 9, 30, 0, 123456, tzinfo=UTC)
+    events = sorted(uuid7() for _ in range(5))  # the last one new in the second batch
+
+    def row(event, data):
+        return (uuid7(), org.id, automation.id, automation.revision_id, "enrollment.created",
+                event, when, data, 1, when)  # fmt: skip
+
+    text = 'it\'s "quoted" \\ ü'
+    insert([row(event, {"n": n, "text": text}) for n, event in enumerate(events[:-1])])
+    with CaptureQueriesContext(connection) as captured:
+        insert([row(event, {"again": True}) for event in events[:3]] + [row(events[-1], {})])
+    runs = AutomationRun.objects.for_org(org).order_by("event_id")
+    assert [run.event_id for run in runs] == events
+    assert runs[0].event_data == {"n": 0, "text": text}
+    assert runs[0].occurred_at == when and runs[0].depth == 1 and runs[0].status == "pending"
+    assert runs[4].event_data == {}
+    if connection.vendor == "postgresql":
+        assert len(captured) == 1
+    else:
+        per = max(1, 20 // len(insert.fields))
+        assert len(captured) == -(-4 // per)  # 4 rows, ``per`` a statement

@@ -55,6 +55,7 @@ def world(org, other_org):
         "my_member": make_member(org).membership,
         "my_course": ActivityFactory(org=org, module__course__org=org).course,
         "member": theirs.membership,
+        "invite": make_invite(other_org)[0],
         "my_download": DownloadFactory(org=org),
         "my_asset": AssetFactory(org=org),
         "download": their_download,
@@ -123,10 +124,24 @@ CASES = {
     ],
     "api/learn/courses/<id:courseId>/enrollments": lambda w: [
         (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/enrollments",
+            f"/api/learn/courses/{MISSING}/enrollments",
+            None,
+        ),
+        (
             "POST",
             f"/api/learn/courses/{w['course'].id}/enrollments",
             f"/api/learn/courses/{MISSING}/enrollments",
             {"memberIds": [str(w["my_member"].id)]},
+        ),
+    ],
+    "api/learn/courses/<id:courseId>/report": lambda w: [
+        (
+            "GET",
+            f"/api/learn/courses/{w['course'].id}/report",
+            f"/api/learn/courses/{MISSING}/report",
+            None,
         ),
     ],
     "api/learn/courses/<id:courseId>/enrollments/<id:memberId>": lambda w: [
@@ -149,6 +164,14 @@ CASES = {
             f"/api/organizations/members/{w['member'].id}/tokens",
             f"/api/organizations/members/{MISSING}/tokens",
             {},
+        ),
+    ],
+    "api/organizations/invites/<id:inviteId>/revoke": lambda w: [
+        (
+            "POST",
+            f"/api/organizations/invites/{w['invite'].id}/revoke",
+            f"/api/organizations/invites/{MISSING}/revoke",
+            None,
         ),
     ],
     "api/automations/<id:id>": lambda w: [
@@ -221,7 +244,9 @@ MODELS = {
     "learn.ActivityFunnel": "never by id; read through its course's report",
     "organizations.Membership": "never by id; the token's own",
     "organizations.ApiToken": "never by id; looked up by hash",
-    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES",
+    "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES; by id "
+    "to revoke",
+    "organizations.InviteCourse": "never by id; the courses of its invite",
     "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
     "automations.AutomationRun": "listed by its automation's id in the runs path; by id "

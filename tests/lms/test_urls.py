@@ -30,6 +30,7 @@ PATHS = [
     f"/api/learn/courses/{ID}/enrollments",
     f"/api/learn/courses/{ID}/enrollments/{ID}",
     "/api/bundles",
+    "/api/organizations/members",
     f"/api/organizations/members/{ID}/tokens",
     "/api/organizations/invites",
     f"/api/organizations/invites/{ID}/revoke",

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
 
 from harness.processes import gunicorn_server
@@ -75,6 +78,55 @@ def test_an_empty_or_overlong_name_is_refused():
     with pytest.raises(CommandError, match="cannot be created: name"):
         create("x" * 201, "--owner", "owner@acme.example")
     assert counts() == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Acme\nAcademy",
+        "Acme\tAcademy",
+        "Acme\x1b[31m",
+        "\u202eymedacA emcA",
+        "Ac\u200bme",
+        "Acme\udcff",
+    ],
+)
+def test_a_name_with_control_or_invisible_characters_is_refused(name):
+    with pytest.raises(CommandError, match="name: Contains a control or invisible character"):
+        create(name, "--owner", "owner@acme.example")
+    assert counts() == (0, 0, 0, 0)
+
+
+def test_an_overlong_email_is_refused_in_one_line():
+    email = "o" * 245 + "@acme.example"  # 258 characters, which the address check lets by
+    with pytest.raises(CommandError, match="longer than 254 characters"):
+        create("Acme Academy", "--owner", email)
+    assert counts() == (0, 0, 0, 0)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_three_creates_of_one_name_in_three_cases_at_once_make_one_organization():
+    """The lower-cased name's unique index decides the race the check before it cannot."""
+    barrier = threading.Barrier(3)
+
+    def one(name: str) -> str:
+        barrier.wait()
+        try:
+            create(name, "--owner", f"{name.replace(' ', '')}@acme.example")
+            return "created"
+        except CommandError as exc:
+            return str(exc)
+        finally:
+            connection.close()
+
+    for round_ in range(5):
+        names = [f"Race {round_}", f"RACE {round_}", f"race {round_}"]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            outcomes = list(pool.map(one, names))
+        assert outcomes.count("created") == 1, outcomes
+        assert all("exists already" in o for o in outcomes if o != "created"), outcomes
+        assert Organization.objects.filter(name__iexact=f"race {round_}").count() == 1
 
 
 def test_a_staff_owner_signs_in_with_the_printed_password_to_their_organization_only(
@@ -145,6 +197,16 @@ def test_as_an_operator_would_from_the_command_line_to_the_served_api(tmp_path):
     bad = manage(env, "create_organization", "Beta", "--owner", "nope")
     assert bad.returncode != 0 and bad.stderr.strip().count("\n") == 0, bad.stderr
     assert "not an e-mail address" in bad.stderr
+
+    # Bytes that are not UTF-8, and an address longer than the column: one line each.
+    for args in (
+        [b"Bad \xff name", "--owner", "b@acme.example"],
+        ["Gamma", "--owner", "g" * 250 + "@acme.example"],
+    ):
+        refused = manage(env, "create_organization", *args)
+        assert refused.returncode != 0 and refused.stdout == "", refused.stderr
+        assert refused.stderr.strip().count("\n") == 0, refused.stderr
+        assert "Traceback" not in refused.stderr
 
     with gunicorn_server(env, log_path=tmp_path / "gunicorn.log", workers=1) as server:
         status, body, _ = fetch(f"{server.url}/api/bundles", {"Authorization": f"Bearer {token}"})

@@ -171,9 +171,10 @@ def test_replays_count_toward_the_throttle(api, pending, settings):
 
 # The throttle (one upsert), the answer's look-up, then in one
 # savepoint the accept of test_invite_accept.py (in its own: the locked invite, the user, the
-# membership, the token, the invite's update, the automations' look-up), the purge of expired
+# membership, the token, the invite's update, the invite's courses (none here: nobody is
+# enrolled), the automations' look-up), the purge of expired
 # answers and the insert of this one. A replay: the throttle and the answer's look-up.
-KEYED_ACCEPT_QUERIES = 22
+KEYED_ACCEPT_QUERIES = 23
 REPLAY_QUERIES = 2
 
 

@@ -6,6 +6,8 @@ run by the database worker's own task runner in this process."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -18,6 +20,7 @@ from django_tasks_db.models import DBTaskResult
 from organizations.models import Invite, Membership
 from organizations.services import reissue_invite, revoke_pending_invite
 from tests.helpers import make_member
+from tests.organizations.servers import ROOT, base_env
 
 pytestmark = pytest.mark.django_db
 
@@ -169,3 +172,17 @@ def test_an_invite_revoked_or_reissued_before_the_worker_runs_is_not_mailed(
     run_worker()
     assert mail.outbox == []
     assert [t.status for t in tasks()] == ["SUCCESSFUL", "SUCCESSFUL"]
+
+
+@pytest.mark.processes
+def test_an_invite_url_without_a_place_for_the_token_stops_the_start():
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=base_env(LMS_INVITE_URL="https://learn.example.com/join/"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "LMS_INVITE_URL must hold {token}" in done.stderr

@@ -327,3 +327,12 @@ def test_of_simultaneous_invites_to_one_address_one_is_made(org):
     )
     assert sorted(response.status_code for response in statuses) == [201, 409, 409, 409]
     assert Invite.objects.for_org(org).count() == 1
+
+
+@pytest.mark.parametrize("raw", ["[]", '"x"', "null", "{", "[{}]"])
+def test_a_body_that_is_no_object_is_a_400(api, owner, learner, raw):
+    for url in (URL, f"/api/organizations/members/{learner.membership.id}/tokens"):
+        response = api.post(url, raw=raw, token=owner.token)
+        assert response.status_code == 400, (url, response.content)
+        assert response.json()["error"] in ("validation_error", "malformed_request")
+    assert not Invite.objects.for_org(owner.org).exists()
