@@ -55,7 +55,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.instructions import FLOOR_KEYS, SERVERS, VAR, child_env, helper  # noqa: E402
+from bench.instructions import (  # noqa: E402
+    FLOOR_KEYS,
+    SERVERS,
+    VAR,
+    child_env,
+    counted_dumps,
+    helper,
+)
 
 LAYERS = (
     "harness", "wsgi", "middleware", "handler", "resolve", "view", "drf_request",
@@ -308,13 +315,8 @@ def run(server: str, args: argparse.Namespace, library: Path, module: Path) -> d
         "--requests", str(args.requests), "--warmup", str(args.warmup), "--only", ",".join(wanted),
     ]  # fmt: skip
     env = child_env(args.database_url, SERVERS[server][0], args.set if server == "ours" else [])
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
-    if done.returncode:
-        sys.exit(f"{server} under callgrind failed:\n{done.stderr[-4000:]}")
-    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     result = {}
-    for number, line in enumerate(lines, start=1):
-        dump = Path(f"{out}.{number}")
+    for line, dump in counted_dumps(command, env, server, out):
         total = int(re.search(r"^totals:\s+(\d+)", dump.read_text(), re.M).group(1))
         pairs = inclusive(dump)
         dump.unlink()

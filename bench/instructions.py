@@ -303,16 +303,9 @@ def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) 
         "--manifest", str(manifest), "--helper", str(library), "--requests", str(args.requests),
         "--warmup", str(args.warmup), "--only", args.only,
     ]  # fmt: skip
-    done = subprocess.run(
-        command, cwd=ROOT, env=child_env(args.database_url, settings, extra), capture_output=True,
-        text=True, timeout=3600,
-    )  # fmt: skip
-    if done.returncode:
-        sys.exit(f"{server} under callgrind failed:\n{done.stderr[-4000:]}")
-    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     result = {}
-    for number, line in enumerate(lines, start=1):
-        dump = Path(f"{out}.{number}")
+    env = child_env(args.database_url, settings, extra)
+    for line, dump in counted_dumps(command, env, server, out):
         text = dump.read_text()
         if args.keep_dumps:  # for callgrind_annotate --inclusive=yes
             dump.rename(VAR / f"callgrind.{server}.{line['key']}.out")
@@ -325,6 +318,16 @@ def count(server: str, args: argparse.Namespace, manifest: Path, library: Path) 
         }
     Path(out).unlink(missing_ok=True)  # the dump at exit: nothing measured
     return result
+
+
+def counted_dumps(command: list[str], env: dict, server: str, out: Path) -> list[tuple[dict, Path]]:
+    """Runs ``command`` (a process under callgrind writing ``out``, printing a JSON line per
+    operation it dumps); each operation's line with its dump."""
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    if done.returncode:
+        sys.exit(f"{server} under callgrind failed:\n{done.stderr[-4000:]}")
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return [(line, Path(f"{out}.{number}")) for number, line in enumerate(lines, start=1)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -202,6 +202,9 @@ LMS_TENANT_MODEL = "organizations.Organization"
 # How long a process may answer from its own memory of a bearer token before looking it up
 # again: the bound on how late another process sees a revocation. 0 turns it off.
 LMS_TOKEN_CACHE_SECONDS = float(os.environ.get("LMS_TOKEN_CACHE_SECONDS", "1"))
+# Each database connection keeps one prepared cursor for the compiled reads
+# (lms.db.compiled.kept_cursor) instead of one per read; false makes a cursor per read.
+LMS_DB_KEEP_CURSOR = env_bool("LMS_DB_KEEP_CURSOR", True)
 LMS_ADMINISTERED_ORGS = "organizations.selectors.administered_orgs"
 # The accept link an invite's e-mail carries, "{token}" standing for the invite's token
 # (CONTRACT 9.2); without it, no invite is e-mailed.

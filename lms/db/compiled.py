@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router
 from django.db.models import Model, QuerySet
@@ -273,9 +274,14 @@ class Compiled:
     def _rows(self, plan: _Plan, values: dict[str, Any], alias: str) -> list[tuple]:
         connection = connections[alias]
         prepare = self.prepare if self._policy is None else self._policy.prepares(values)
-        with preparing_cursor(connection) if prepare else connection.cursor() as cursor:
-            cursor.execute(plan.sql, plan.params(values, connection.ops))
-            rows = cursor.fetchall()
+        kept = kept_cursor(connection) if prepare else None
+        if kept is not None:
+            kept.execute(plan.sql, plan.params(values, connection.ops))
+            rows = kept.fetchall()
+        else:
+            with preparing_cursor(connection) if prepare else connection.cursor() as cursor:
+                cursor.execute(plan.sql, plan.params(values, connection.ops))
+                rows = cursor.fetchall()
         if not plan.converters:
             return [tuple(row) for row in rows]
         converted = []
@@ -346,3 +352,41 @@ def preparing_cursor(connection):
         cursor.shown_by = connection.ops
         return connection.make_debug_cursor(cursor)
     return connection.make_cursor(cursor)
+
+
+def kept_cursor(connection):
+    """The preparing cursor (``preparing_cursor``'s, wrapped by Django as any cursor) that
+    ``connection``'s current database connection keeps for the compiled reads, made at its
+    first read and used by every later one; None where it is not used: with
+    ``settings.LMS_DB_KEEP_CURSOR`` off, where nothing is prepared, and where the
+    connection logs its queries (a test's capture, ``DEBUG``), which gets a new cursor
+    per read as before.
+
+    A read executes and fetches every row at once, so no two reads share the cursor's
+    result; the cursor keeps the last read's rows until the next read. Creating, wrapping
+    and closing a cursor per read was a noticeable share of a compiled read's own
+    instructions (docs/performance.md). A new database connection (after a close, an
+    error, ``CONN_MAX_AGE``) gets a cursor of its own."""
+    if (
+        not settings.LMS_DB_KEEP_CURSOR
+        or connection.vendor != "postgresql"
+        or ServerBindingCursor is None
+        or connection.queries_logged
+    ):
+        return None
+    connection.close_if_health_check_failed()
+    raw = connection.connection
+    kept = getattr(connection, _KEPT, None)
+    if kept is not None and kept[0] is raw and not raw.closed and raw.prepare_threshold is not None:
+        connection.validate_thread_sharing()
+        return kept[1]
+    cursor = preparing_cursor(connection)
+    if not isinstance(cursor.cursor, _PreparingCursor):  # prepared statements are off
+        cursor.close()
+        return None
+    setattr(connection, _KEPT, (connection.connection, cursor))
+    return cursor
+
+
+# The attribute of Django's connection object holding (database connection, kept cursor).
+_KEPT = "_lms_kept_cursor"

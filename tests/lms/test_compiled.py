@@ -11,14 +11,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Value
 from django.db.models.functions import Lower
 from django.test.utils import CaptureQueriesContext
 
 from bundles.models import Bundle
 from learn.models import Activity
-from lms.db.compiled import Compiled, NotCompilable, PrepareWhenSmall
+from lms.db.compiled import Compiled, NotCompilable, PrepareWhenSmall, kept_cursor
 from lms.errors import NotFound
 from lms.tenancy import UnscopedQuery
 from tests.bundles.factories import add_bundles
@@ -276,3 +276,47 @@ def test_lms_db_prepare_sets_the_connections_threshold(tmp_path, pool, prepare, 
     assert options["server_side_binding"] is True
     assert options["cursor_factory"] == "<class 'lms.db.cursors.BindingCursor'>"
     assert ("pool" in options) == (pool == "true")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # the connection is closed and opened again
+def test_a_connection_keeps_one_cursor_for_its_prepared_reads(bundles, org, other_org, settings):
+    """``LMS_DB_KEEP_CURSOR``: every prepared read of a database connection runs on the one
+    cursor it kept, with the ORM's rows, after a failed statement too; a new connection
+    keeps a new one; a connection logging its queries, one with prepared statements off, or
+    the switch off, makes a cursor per read."""
+    read = Compiled(_by_id, prepare=True)
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    expected = list(_by_id(org.id, bundle.id))
+    assert read.rows(org_id=org.id, id=bundle.id) == expected
+    kept = kept_cursor(connection)
+    assert kept is not None and kept_cursor(connection) is kept
+    assert read.rows(org_id=other_org.id, id=bundle.id) == []
+    with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT 1 / 0")
+    assert read.rows(org_id=org.id, id=bundle.id) == expected
+    assert kept_cursor(connection) is kept
+    connection.close()
+    assert read.rows(org_id=org.id, id=bundle.id) == expected
+    assert kept_cursor(connection) not in {None, kept}
+    with CaptureQueriesContext(connection):
+        assert kept_cursor(connection) is None
+    raw = connection.connection
+    threshold, raw.prepare_threshold = raw.prepare_threshold, None
+    try:
+        assert kept_cursor(connection) is None
+    finally:
+        raw.prepare_threshold = threshold
+    settings.LMS_DB_KEEP_CURSOR = False
+    assert kept_cursor(connection) is None
+    assert read.rows(org_id=org.id, id=bundle.id) == expected
+
+
+def test_no_cursor_is_kept_on_sqlite_or_with_the_switch_off(bundles, org, settings):
+    if connection.vendor == "postgresql":
+        settings.LMS_DB_KEEP_CURSOR = False
+    assert kept_cursor(connection) is None
+    bundle = Bundle.objects.for_org(org).get(name="b")
+    assert Compiled(_by_id, prepare=True).rows(org_id=org.id, id=bundle.id) == list(
+        _by_id(org.id, bundle.id)
+    )
