@@ -153,7 +153,7 @@ def _shown(row) -> dict:
         return text[:16].replace("T", " ") if text else "—"
 
     return {
-        "member_id": row.member_id,
+        "member_id": row.membership_id,
         "email": row.email,
         "name": f"{row.first_name} {row.last_name}",
         "enrolled_at": minute(row.enrolled_at),
