@@ -477,7 +477,9 @@ class CourseReportSerializer(serializers.Serializer):
     completionRate = serializers.FloatField(
         source="completion_rate", min_value=0.0, max_value=1.0, help_text="completed / enrolled."
     )
-    activities = FunnelStepSerializer(many=True, help_text="As 4.4 lists them, in its order.")
+    activities = FunnelStepSerializer(
+        many=True, help_text="The activities the course lists, in the order of its activity list."
+    )
 
 
 COURSE_REPORT = Shape(CourseReportSerializer)
@@ -616,7 +618,8 @@ COMPLETIONS = Shape(CompletionsSerializer)
 
 
 class RosterRowSerializer(serializers.Serializer):
-    """A learner of a course's roster (a ``learn.selectors.RosterRow``), in 9.4's order."""
+    """A learner of a course's roster, with their standing in the course exactly as their own
+    course progress answers it."""
 
     memberId = serializers.UUIDField(source="membership_id")
     email = serializers.EmailField()

@@ -326,6 +326,7 @@ SPECTACULAR_SETTINGS = {
     # Several components have a "status"; the learner's full set of them gets its own name.
     "ENUM_NAME_OVERRIDES": {
         "ProgressStatusEnum": "learn.models.ProgressStatus",
+        "InviteStatusEnum": "organizations.serializers.INVITE_STATUSES",
         "AutomationTriggerEnum": "automations.registry.TRIGGER_NAMES",
         "ActionTypeEnum": "automations.registry.ACTION_TYPE_NAMES",
     },
