@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from harness.processes import gunicorn_server
+from harness.processes import ROOT, gunicorn_server
 
-ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 30.0
 # No proxy from the environment may stand between the test and 127.0.0.1.
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -20,12 +20,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from harness.processes import (
+    ROOT,
     stop,
     wait_for,  # noqa: F401 (imported from here by the worker tests)
 )
 from harness.servers import base_env, gunicorn_servers, run_django
 
-ROOT = Path(__file__).resolve().parents[2]
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
