@@ -255,9 +255,11 @@ def enroll_members(
     if not wanted:
         return Enrolled([], [])
     made = {member_id: uuid7() for member_id in wanted}
+    # In the members' order, whatever the caller's: two calls inserting the same members
+    # wait on each other's rows in one order, never in a cycle (a deadlock).
     _INSERT_ENROLLMENTS(
         (made[member_id], org_id, course_id, member_id, None if due_at is UNSET else due_at)
-        for member_id in wanted
+        for member_id in sorted(wanted)
     )
     inserted = dict(
         Enrollment.objects.for_org(org_id)
