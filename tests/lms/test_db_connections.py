@@ -63,7 +63,15 @@ def test_cut_connections_cost_one_503_each_then_the_server_answers(
     with gunicorn_servers(env, count=1, workers=1) as (base,):
         assert set(ask(base, 4 * THREADS)) == {200}  # every thread has used its connection
         assert _cut_the_servers_connections() >= 1
+        # Which of the server's threads takes a request is its own choice: a thread that
+        # took none of a batch still holds its cut connection, so batches go on (a few at
+        # most) until one is all 200; over all of them, each connection cost one 503 at most.
         after = Counter(ask(base, 12 * THREADS))
+        for _ in range(5):
+            batch = Counter(ask(base, 4 * THREADS))
+            after += batch
+            if set(batch) == {200}:
+                break
         assert set(after) <= {200, 503}, after  # never a 500
         assert after[503] <= most_503s, after
-        assert set(ask(base, 4 * THREADS)) == {200}
+        assert set(batch) == {200}, after
