@@ -68,6 +68,18 @@ MIDDLEWARE = [
     # Last, as django-axes asks: answers a locked-out admin sign-in.
     "axes.middleware.AxesMiddleware",
 ]
+# The admin's middleware, which a request under /api/ does not pass (lms.web.chains;
+# LMS_API_CHAIN=false: every request passes all of MIDDLEWARE). The API takes no cookie, so
+# no session, user, message or CSRF token, serves no static file and has no sign-in to lock.
+LMS_API_CHAIN = env_bool("LMS_API_CHAIN", True)
+LMS_OUTSIDE_API_MIDDLEWARE = [
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "lms.web.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "lms.web.middleware.AuthenticationMiddleware",
+    "lms.web.middleware.MessageMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
 
 ROOT_URLCONF = "lms.urls"
 WSGI_APPLICATION = "lms.wsgi.application"
