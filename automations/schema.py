@@ -21,9 +21,10 @@ from drf_spectacular.plumbing import ResolvedComponent, is_patched_serializer
 
 from automations.registry import ACTION_TYPES, MAX_ACTIONS, TRIGGERS, conditions_schema
 
-KEPT_TRIGGER = (
-    " A change that sends no `trigger` keeps the stored one, and its `conditions` are those "
-    "that trigger takes."
+KEPT = (
+    " What a change leaves out is kept and judges the rest: without `trigger`, its "
+    "`conditions` are those the stored trigger takes; without `conditions`, the stored ones "
+    "must suit the `trigger` sent."
 )
 
 
@@ -83,7 +84,7 @@ class AutomationWriteExtension(OpenApiSerializerExtension):
         if patched:
             # ``trigger`` is optional, so no discriminator: a body without it meets every
             # shape whose conditions it fits.
-            return {"description": whole["description"] + KEPT_TRIGGER, "anyOf": variants}
+            return {"description": whole["description"] + KEPT, "anyOf": variants}
         return {
             "description": whole["description"],
             "oneOf": variants,

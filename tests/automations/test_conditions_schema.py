@@ -77,6 +77,8 @@ def test_each_trigger_has_a_shape_with_exactly_its_conditions(schema, path, meth
         for shape in found.values()
     )
     union = schema["components"]["schemas"][component]
+    # A create's body is required (each shape requires fields); a change's is not.
+    assert schema["paths"][path][method]["requestBody"].get("required", False) == (method == "post")
     if method == "post":
         assert union["discriminator"]["propertyName"] == "trigger"
         assert set(union["discriminator"]["mapping"]) == set(TRIGGERS)
