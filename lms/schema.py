@@ -126,7 +126,8 @@ class ApiAutoSchema(AutoSchema):
         # A body of shapes (``oneOf``/``anyOf`` of components, one per kind of body) is
         # required when each shape requires a field, as a plain object's is when it does.
         schema, required = super()._get_request_for_media_type(serializer, direction)
-        shapes = self._component(schema).get("oneOf") or self._component(schema).get("anyOf")
+        body = self._component(schema)
+        shapes = body.get("oneOf") or body.get("anyOf")
         if not required and shapes:
             required = all(self._component(shape).get("required") for shape in shapes)
         return schema, required
