@@ -12,6 +12,7 @@ from jsonschema import Draft7Validator
 
 from automations.registry import CONDITIONS, TRIGGERS
 from tests.automations.factories import AutomationFactory, welcome_email
+from tests.automations.test_schema_for_clients import body_shapes, resolve
 from tests.helpers import assert_error
 from tests.learn.factories import ActivityFactory, CourseFactory
 
@@ -35,23 +36,10 @@ def schema(django_db_blocker) -> dict:
         return Client().get("/api/schema/", {"format": "json"}).json()
 
 
-def resolve(schema: dict, node: dict) -> dict:
-    while "$ref" in node:
-        node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
-    return node
-
-
-def body_schema(schema: dict, path: str, method: str) -> dict:
-    body = schema["paths"][path][method]["requestBody"]["content"]["application/json"]
-    return resolve(schema, body["schema"])
-
-
 def shapes(schema: dict, path: str, method: str) -> dict[str, dict]:
     """The body's shape of each trigger, by the one value its ``trigger`` takes."""
-    union = body_schema(schema, path, method)
     found = {}
-    for variant in union.get("oneOf") or union.get("anyOf") or [union]:
-        shape = resolve(schema, variant)
+    for shape in body_shapes(schema, path, method):
         trigger = shape["properties"]["trigger"]
         trigger = resolve(schema, trigger["allOf"][0]) if "allOf" in trigger else trigger
         assert len(trigger["enum"]) == 1, trigger
