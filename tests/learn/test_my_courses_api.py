@@ -84,7 +84,7 @@ def test_a_row_has_the_course_the_enrollment_time_and_the_callers_standing(api, 
     report(api, learner, first, {"type": "complete"})
     report(api, learner, second, {"type": "bookmark"})
     [row] = listing(api, learner)["rows"]
-    assert row == {
+    assert {key: row[key] for key in ROW_KEYS} == {
         "id": str(course.id),
         "orgId": str(org.id),
         "title": "Python from scratch",
@@ -302,7 +302,8 @@ def test_schema_documents_the_operation(api):
     envelope = components[ref.rsplit("/", 1)[1]]
     assert set(envelope["required"]) == {"rows", "total", "page", "pageSize"}
     row = components[envelope["properties"]["rows"]["items"]["$ref"].rsplit("/", 1)[1]]
-    assert set(row["properties"]) == ROW_KEYS
+    assert list(row["properties"]) == DECLARED
+    assert set(row["properties"]) >= ROW_KEYS
 
 
 @pytest.mark.postgres
