@@ -1,4 +1,3 @@
-from functools import partial
 from typing import Any
 
 from django_filters.rest_framework import DjangoFilterBackend
@@ -9,8 +8,8 @@ from rest_framework.exceptions import ValidationError
 from bundles.filters import BundleFilterSet, read_list_query
 from bundles.models import Bundle
 from bundles.serializers import BUNDLE, BundleSerializer
-from bundles.wire_reads import first_page, listed, matches, total_for
-from lms.pagination import EnvelopePagination, Page, envelope, page_rows, read_page
+from bundles.wire_reads import bundle_page
+from lms.pagination import EnvelopePagination, Page, envelope, read_page
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 
@@ -19,9 +18,9 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
     """GET /api/bundles (docs/api.md, "Bundles"): any member; the caller's organization's bundles.
 
     Every query parameter is validated before the database is touched, so that one 400 names
-    all the bad ones (page, pageSize, search, sort). Page 1 is read by ``first_page`` (SQL
-    compiled once per process); deeper pages by ``lms.pagination.page_rows``. The filter set
-    and the paginator also describe the parameters in the OpenAPI schema."""
+    all the bad ones (page, pageSize, search, sort). A page is read by
+    ``bundles.wire_reads.bundle_page`` (page 1's SQL compiled once per process). The filter
+    set and the paginator also describe the parameters in the OpenAPI schema."""
 
     model = Bundle
     serializer_class = BundleSerializer
@@ -56,10 +55,5 @@ class BundleListView(OrgScopedViewMixin, generics.ListAPIView):
     )
     def get(self, request, *args, **kwargs):
         page, search, sort = self.read_query()
-        org_id = self.org.id
-        if page.offset == 0:
-            rows, total = first_page(org_id, sort, search, page.size)
-        else:
-            count = partial(matches, org_id, search) if search else partial(total_for, org_id)
-            rows, total = page_rows(listed(org_id, sort, search), page, count)
+        rows, total = bundle_page(self.org.id, page, sort, search)
         return rendered(request, envelope(BUNDLE.bodies(rows), total, page))

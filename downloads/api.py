@@ -6,6 +6,7 @@ Another app imports this module only, never the app's other modules
 """
 
 from downloads.models import Asset, Download
-from downloads.services import download_links, link_asset, unlink_asset
+from downloads.services import link_asset, unlink_asset
+from downloads.wire_reads import download_links
 
 __all__ = ["Asset", "Download", "download_links", "link_asset", "unlink_asset"]

@@ -17,7 +17,7 @@ from lms.web.shapes import Shape
 from organizations.authentication import bearer_token
 from organizations.models import Invite, Membership
 from organizations.permissions import IsOrgAdmin, IsStaffRole
-from organizations.selectors import available_invite, invites_listed, with_course_ids
+from organizations.selectors import invites_listed, with_course_ids
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
     INVITE_STATUSES,
@@ -41,7 +41,7 @@ from organizations.services import (
     sign_out,
 )
 from organizations.throttling import InviteLookupThrottle
-from organizations.wire_reads import members
+from organizations.wire_reads import invite_to_read, members
 
 INVITE = Shape(InviteSerializer)
 
@@ -75,7 +75,7 @@ class InviteLookupView(InviteTokenView):
         responses={200: InviteSerializer},
     )
     def get(self, request, token: str):
-        invite = available_invite(token)
+        invite = invite_to_read(token)
         response = rendered(request, INVITE.body(invite))
         response["Cache-Control"] = "no-store"
         return response
