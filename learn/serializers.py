@@ -10,14 +10,15 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.fields import empty
 
 from learn import completion
 from learn.models import Activity, ProgressStatus
 from lms.fields import (
     JsonTimestampField,
+    QueryChoiceField,
     QueryIdField,
     QueryIntegerField,
+    QueryTextField,
     StrictCharField,
     StrictUUIDField,
 )
@@ -403,22 +404,6 @@ ENROLLED_COURSE = Shape(EnrolledCourseSerializer)
 ROSTER_SORT_FIELDS = ("enrolledAt", "completedAt", "progress", "email", "dueAt", "lastActivityAt")
 DEFAULT_ROSTER_SORT = "-enrolledAt"
 SEARCH_MAX_LENGTH = 200
-
-
-class _AsGiven:
-    """A query parameter read as given: DRF reads an empty one ("status=") as absent; it is
-    a value, and not one of the allowed."""
-
-    def get_value(self, dictionary):
-        return dictionary.get(self.field_name, empty)
-
-
-class QueryChoiceField(_AsGiven, serializers.ChoiceField):
-    pass
-
-
-class QueryTextField(_AsGiven, serializers.CharField):
-    pass
 
 
 class RosterQuerySerializer(serializers.Serializer):
