@@ -319,24 +319,6 @@ class ProgressReport(OrgScopedModel):
         return f"{self.type or 'report'} at {self.created_at:%Y-%m-%d %H:%M:%S}"
 
 
-class IdempotencyRecord(OrgScopedModel):
-    """The first answer to a caller's ``Idempotency-Key``, replayed for 24 hours."""
-
-    membership = org_scoped_key(MEMBERSHIP, related_name="+")
-    key = models.CharField(max_length=255)
-    response_status = models.PositiveSmallIntegerField()
-    response_body = models.JSONField()
-
-    class Meta:
-        constraints = [org_unique("membership", "key", name="idempotency_org_member_key")]
-        indexes = [
-            models.Index(fields=["org", "membership", "created_at"], name="idempotency_org_created")
-        ]
-
-    def __str__(self) -> str:
-        return self.key
-
-
 class CourseCompletion(OrgScopedModel):
     """A learner completed a course: every activity the course listed was completed at
     ``completed_at`` (the ``course.completed`` event). Written once, under the learner's

@@ -6,13 +6,14 @@ Another app imports this module only, never the app's other modules
 """
 
 from organizations.management.options import ORG_HELP, email_option, org_option
-from organizations.models import Membership, Organization
+from organizations.models import IdempotencyRecord, Membership, Organization
 from organizations.permissions import IsMember, IsOrgAdmin, IsStaffRole
 from organizations.selectors import invite_course_ids, member_ids, member_ids_by_email
 from organizations.throttling import take_slot
 
 __all__ = [
     "ORG_HELP",
+    "IdempotencyRecord",
     "IsMember",
     "IsOrgAdmin",
     "IsStaffRole",
