@@ -16,8 +16,8 @@ from django.db.models import Q
 from learn import completion
 from lms.db import statements
 from lms.db.collation import CodePointOrder
+from lms.json_depth import nested_too_deep
 from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
-from lms.web.parsers import nested_too_deep
 
 MEMBERSHIP = "organizations.Membership"
 

@@ -151,6 +151,25 @@ def test_services_and_reads_answer_in_domain_terms_not_http():
     assert found == {}
 
 
+def test_no_model_imports_the_http_edge():
+    """A model's module imports no part of the HTTP edge (DRF, ``django.http``, ``lms.web``):
+    what a model shares with the edge (the JSON nesting bound) is in the core's plain
+    modules."""
+    edge = ("rest_framework", "django.http", "lms.web")
+    found = {}
+    for path in sorted([*ROOT.glob("*/models.py"), *ROOT.glob("*/models/*.py")]):
+        modules = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                modules += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules.append(node.module or "")
+        wrong = [m for m in modules if any(m == e or m.startswith(e + ".") for e in edge)]
+        if wrong:
+            found[str(path.relative_to(ROOT))] = wrong
+    assert found == {}
+
+
 def test_the_completion_rules_are_pure():
     """``learn/completion.py`` imports the standard library only: no Django, no DRF, no app,
     so its property tests need no database and its values cannot reach for one."""
