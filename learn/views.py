@@ -47,7 +47,7 @@ from learn.wire_reads import (
 from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
-from lms.pagination import Page, PagedListView, PageParams, envelope, read_page
+from lms.pagination import Page, PageParams, envelope, paged, read_page
 from lms.tenancy import OrgScopedViewMixin, ids_or_404, not_found
 from lms.web.csv_export import CsvErrorsAsJson, wants_csv
 from lms.web.renderers import rendered
@@ -184,14 +184,14 @@ class CourseProgressView(OrgScopedViewMixin, APIView):
         return Response(CourseProgressSerializer(progress).data)
 
 
-class MyCoursesView(OrgScopedViewMixin, PagedListView):
+class MyCoursesView(OrgScopedViewMixin, APIView):
     """The published courses the caller is enrolled in, most recently enrolled first, a page
     at a time, each with the caller's status, progress and completion."""
 
     model = Enrollment
-    serializer_class = EnrolledCourseSerializer
 
     @extend_schema(
+        responses=paged(EnrolledCourseSerializer),
         operation_id="list_my_courses",
         summary="List the courses you are enrolled in",
         description="Any member: the published courses the caller is enrolled in, most "
