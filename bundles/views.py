@@ -38,7 +38,7 @@ class BundleListView(OrgScopedViewMixin, APIView):
         return page, cleaned.get("search") or "", tuple(cleaned["sort"])
 
     @extend_schema(
-        operation_id="listBundles",
+        operation_id="list_bundles",
         summary="List bundles",
         description="The caller's organization's bundles, a page at a time, optionally "
         "filtered by a name substring and sorted. Any member may call it. Unknown query "

@@ -191,7 +191,7 @@ GUIDE_SECTIONS = {
     "enroll_members": "enrol-members",
     "unenroll_member": "unenrol-a-member",
     "list_members": "members",
-    "listBundles": "bundles",
+    "list_bundles": "bundles",
     "read_invite": "organization-invites",
     "accept_invite": "accept-an-invite",
     "list_automations": "manage-automations",

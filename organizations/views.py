@@ -15,7 +15,6 @@ from lms.idempotency import Answer, remembered
 from lms.pagination import envelope, page_rows, paged, read_page
 from lms.tenancy import OrgScopedViewMixin, get_or_404, not_found
 from lms.web.renderers import rendered
-from lms.web.shapes import Shape
 from organizations.authentication import bearer_token
 from organizations.errors import InviteUnavailable
 from organizations.models import INVITE_ACCEPT_KEY_PREFIX, IdempotencyRecord, Invite, Membership
@@ -29,6 +28,7 @@ from organizations.selectors import (
 )
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
+    INVITE,
     INVITE_STATUSES,
     MEMBER,
     AcceptedInviteSerializer,
@@ -52,8 +52,6 @@ from organizations.services import (
 )
 from organizations.throttling import InviteLookupThrottle
 from organizations.wire_reads import members
-
-INVITE = Shape(InviteSerializer)
 
 TOKEN_PARAMETER = OpenApiParameter(
     "token",
