@@ -554,19 +554,6 @@ def describe_problem(path: str, message: str, actions: Any) -> str:
     return f"{where}, {parts[2]}: {message}" if len(parts) == 3 else f"{where}: {message}"
 
 
-def schema_text() -> str:
-    """The registry for people (the admin's help text)."""
-    lines = ["Triggers: " + ", ".join(TRIGGERS) + ".", "Action types:"]
-    for action_type in ACTION_TYPES.values():
-        fields = "; ".join(
-            f"{f.name}{'' if f.required else ' (optional)'}: {f.doc}" for f in action_type.fields
-        )
-        lines.append(
-            f'- {action_type.name}: {{"type": "{action_type.name}", "input": {{{fields}}}}}'
-        )
-    return "\n".join(lines)
-
-
 def _data_value(key: str) -> dict:
     if key == "email":
         return {"type": "string", "format": "email"}

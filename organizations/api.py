@@ -5,7 +5,7 @@ Another app imports this module only, never the app's other modules
 (``tests/lms/test_layers.py``): what is not here is the app's own, free to change.
 """
 
-from organizations.management.options import ORG_HELP, email_option, org_option
+from organizations.management.options import ORG_HELP, org_option
 from organizations.models import IdempotencyRecord, Membership, Organization
 from organizations.permissions import IsMember, IsOrgAdmin, IsStaffRole
 from organizations.selectors import invite_course_ids, member_ids, member_ids_by_email
@@ -19,7 +19,6 @@ __all__ = [
     "IsStaffRole",
     "Membership",
     "Organization",
-    "email_option",
     "invite_course_ids",
     "member_ids",
     "member_ids_by_email",
