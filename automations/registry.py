@@ -26,7 +26,7 @@ from lms.ids import parse_id
 
 Problems = dict[str, list[str]]
 
-# Contract 8.9: an automation has at most 20 actions, and each action's input is at most
+# CONTRACT 8.9: an automation has at most 20 actions, and each action's input is at most
 # 16 KiB of JSON (compact, UTF-8), so a run that copies them stays small.
 MAX_ACTIONS = 20
 MAX_INPUT_BYTES = 16 * 1024
@@ -421,7 +421,7 @@ ACTION_TYPES: dict[str, ActionType] = {
 
 @dataclass(frozen=True)
 class Condition:
-    """A key of an automation's ``conditions`` (contract 8.7): a list of ids of ``model``
+    """A key of an automation's ``conditions`` (CONTRACT 8.7): a list of ids of ``model``
     (a model label of the organization's records); an event meets it when its data's
     ``data_key`` is one of them."""
 

@@ -130,7 +130,7 @@ def update_automation(
     automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
     trigger = changes.get("trigger", automation.trigger)
     actions = changes.get("actions", automation.actions)
-    # Conditions sent replace the whole object (contract 8.7); kept ones are checked against
+    # Conditions sent replace the whole object (CONTRACT 8.7); kept ones are checked against
     # a new trigger.
     conditions = changes.get("conditions", automation.conditions)
     definition = definition_or_error(
@@ -148,7 +148,7 @@ def update_automation(
 
 @transaction.atomic
 def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
-    """Give the automation a new signing secret and answer it (contract 8.8: shown this
+    """Give the automation a new signing secret and answer it (CONTRACT 8.8: shown this
     once). The one it replaces is kept, with the time of the rotation: deliveries carry
     both signatures for ``LMS_WEBHOOK_SECRET_OVERLAP_SECONDS``, and a third while the one
     before is still inside its own overlap (``Automation.rotate_secret``). Unknown or foreign
@@ -170,7 +170,7 @@ def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
 
 
 def example_event_data(*, org: Organization, automation: Automation, caller) -> dict:
-    """An example of the data of ``automation``'s trigger (contract 7.2's shape) for a test
+    """An example of the data of ``automation``'s trigger (CONTRACT 7.2's shape) for a test
     send: the caller as the member, and the course and activity the automation is aimed at
     (else the organization's first, else an example id), so that its e-mails read as real
     ones would."""
@@ -209,7 +209,7 @@ def _membership_id(caller) -> str | None:
 
 @transaction.atomic
 def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> AutomationRun:
-    """Record a run of the automation for a test event (contract 8.8), enabled or not, and
+    """Record a run of the automation for a test event (CONTRACT 8.8), enabled or not, and
     hand it to the worker after the commit, as an event's runs are. ``caller`` is the
     Membership that asks (the API's), or a staff User (the admin's; its membership of the
     organization, if any, is the one to pass): the example event's member, to whose
@@ -243,7 +243,7 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
 
 def retry_run(*, org: Organization, automation_id: uuid.UUID, run_id: uuid.UUID) -> AutomationRun:
     """Run a failed run of the automation again from its first action that did not succeed
-    (contract 8.8; ``automations.runs.retry_run``), the webhooks keeping their
+    (CONTRACT 8.8; ``automations.runs.retry_run``), the webhooks keeping their
     ``webhook-id``. Unknown or foreign automation or run: NotFound; a run that is not
     failed: Conflict. The run row is locked, so that two retries at once start it once."""
     with transaction.atomic():
