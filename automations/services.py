@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -16,7 +17,7 @@ from automations.runs import retry_run as start_again
 from automations.runs import revision_of
 from learn.api import Activity, Course
 from lms.db.integrity import UniqueRefusal
-from lms.errors import Conflict, Throttled, validation_error
+from lms.errors import Conflict, Throttled
 from lms.ids import uuid7
 from lms.tenancy import get_or_404
 from organizations.api import Organization, take_slot
@@ -25,14 +26,14 @@ from organizations.api import Organization, take_slot
 def definition_or_error(
     *, org_id, trigger: Any, actions: Any, conditions: Any = None
 ) -> Definition:
-    """The valid definition, else a validation_error whose details name each offending value
-    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``,
+    """The valid definition, else a ValidationError that names each offending value by its
+    wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``,
     ``conditions.courseIds.0``)."""
     definition, problems = check_definition(
         org_id=org_id, trigger=trigger, actions=actions, conditions=conditions
     )
     if definition is None:
-        raise validation_error(problems)
+        raise DjangoValidationError(problems)
     return definition
 
 
