@@ -5,6 +5,7 @@ on. A short walk over the syntax trees; no import-time side effects are needed."
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -323,6 +324,40 @@ def test_an_app_reaches_another_only_through_its_api(app):
         if "migrations" not in path.parts
     }
     assert {path: modules for path, modules in found.items() if modules} == {}
+
+
+def _exported(app: str) -> list[str]:
+    """The names of ``app``'s ``api.__all__``."""
+    for node in ast.parse((ROOT / app / "api.py").read_text()).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(getattr(target, "id", None) == "__all__" for target in targets):
+                return [element.value for element in node.value.elts]  # type: ignore[union-attr]
+    return []
+
+
+def _pointed_at(app: str) -> set[str]:
+    """The models of ``app`` that another app's models point at by label (``"learn.Course"``)."""
+    found = set()
+    for other in FEATURES - {app}:
+        found |= set(re.findall(rf'"{app}\.([A-Z]\w*)"', (ROOT / other / "models.py").read_text()))
+    return found
+
+
+@pytest.mark.parametrize("app", sorted(FEATURES))
+def test_an_apps_api_holds_only_what_another_app_uses(app):
+    """Each name of an app's ``api.py`` is imported by another app, or is a model another
+    app's models point at: a name nothing outside the app uses is not exported (tests import
+    the app's own modules)."""
+    used = _pointed_at(app)
+    for other in FEATURES - {app}:
+        for path in (ROOT / other).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module == f"{app}.api":
+                    used |= {alias.name for alias in node.names}
+    assert sorted(set(_exported(app)) - used) == []
 
 
 # SQL is written only in the database machinery (docs/architecture.md): the apps call its
