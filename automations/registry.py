@@ -44,6 +44,12 @@ class Trigger:
     # e-mail; ``invitedBy`` may be null.
     data: tuple[str, ...] = ()
 
+    @property
+    def schema_name(self) -> str:
+        """Its part of the names of its schemas in the API's OpenAPI schema:
+        ``enrollment.created`` is ``EnrollmentCreated``."""
+        return "".join(part.capitalize() for part in self.name.split("."))
+
 
 TRIGGERS: dict[str, Trigger] = {
     t.name: t
@@ -423,22 +429,57 @@ ACTION_TYPES: dict[str, ActionType] = {
 class Condition:
     """A key of an automation's ``conditions`` (CONTRACT 8.7): a list of ids of ``model``
     (a model label of the organization's records); an event meets it when its data's
-    ``data_key`` is one of them."""
+    ``data_key`` is one of them. ``description`` says so to API consumers."""
 
     key: str
     data_key: str
     model: str
     noun: str
+    description: str
 
 
 CONDITIONS: dict[str, Condition] = {
     c.key: c
     for c in [
-        Condition("courseIds", "courseId", "learn.Course", "course"),
-        Condition("activityIds", "activityId", "learn.Activity", "activity"),
+        Condition(
+            "courseIds",
+            "courseId",
+            "learn.Course",
+            "course",
+            "Only events of these courses of the organization",
+        ),
+        Condition(
+            "activityIds",
+            "activityId",
+            "learn.Activity",
+            "activity",
+            "Only completions of these activities of the organization",
+        ),
     ]
 }
 MAX_CONDITION_IDS = 100
+
+
+def conditions_schema(keys: tuple[str, ...]) -> dict:
+    """``conditions`` that hold only ``keys`` (of ``CONDITIONS``, each a list of ids), as
+    JSON Schema: a closed object, so that a key its trigger cannot use is no valid body.
+    Each key's description names the triggers that take it."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            key: {
+                "type": "array",
+                "items": {"type": "string", "format": "uuid"},
+                "minItems": 1,
+                "maxItems": MAX_CONDITION_IDS,
+                "description": f"{CONDITIONS[key].description} ("
+                + ", ".join(t.name for t in TRIGGERS.values() if key in t.conditions)
+                + ").",
+            }
+            for key in keys
+        },
+    }
 
 
 def validate_conditions(conditions: Any, trigger: Any) -> Problems:

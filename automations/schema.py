@@ -1,14 +1,31 @@
-"""OpenAPI: the actions of an automation's create and update, typed for generated clients.
+"""OpenAPI: an automation's create and update, typed for generated clients and fuzzers.
 
 Each action type of the registry is a named schema (``SendEmailAction``, ``WebhookAction``,
 ...) whose ``type`` has one value, and the list's items are ``oneOf`` them with ``type`` as
 the discriminator: a client generated from the schema gets one class per action type.
+
+A write's body is one named schema per trigger (``EnrollmentCreatedAutomationRequest``,
+...) whose ``trigger`` has one value and whose ``conditions`` take only the keys that
+trigger takes (``Trigger.conditions``), so that no body the schema accepts holds a
+condition its trigger cannot use. A create's body is ``oneOf`` them, ``trigger`` the
+discriminator; a change's (every field optional, ``trigger`` too) is ``anyOf`` their patched
+forms (``PatchedEnrollmentCreatedAutomationRequest``, ...): with ``trigger`` it has that
+trigger's shape, and without it the stored trigger judges the conditions, as its
+description says. Adding a trigger or a condition to the registry changes them all.
 """
 
-from drf_spectacular.extensions import OpenApiSerializerFieldExtension
-from drf_spectacular.plumbing import ResolvedComponent
+from copy import deepcopy
 
-from automations.registry import ACTION_TYPES, MAX_ACTIONS
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import ResolvedComponent, is_patched_serializer
+
+from automations.registry import ACTION_TYPES, MAX_ACTIONS, TRIGGERS, conditions_schema
+
+KEPT = (
+    " What a change leaves out is kept and judges the rest: without `trigger`, its "
+    "`conditions` are those the stored trigger takes; without `conditions`, the stored ones "
+    "must suit the `trigger` sent."
+)
 
 
 class ActionsInputFieldExtension(OpenApiSerializerFieldExtension):
@@ -33,4 +50,43 @@ class ActionsInputFieldExtension(OpenApiSerializerFieldExtension):
                 "oneOf": [{"$ref": ref} for ref in mapping.values()],
                 "discriminator": {"propertyName": "type", "mapping": mapping},
             },
+        }
+
+
+class AutomationWriteExtension(OpenApiSerializerExtension):
+    target_class = "automations.serializers.AutomationWriteSerializer"
+
+    def map_serializer(self, auto_schema, direction):
+        whole = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        patched = is_patched_serializer(self.target, direction)
+        prefix = "Patched" if patched else ""
+        mapping = {}
+        for trigger in TRIGGERS.values():
+            name = f"{prefix}{trigger.schema_name}AutomationRequest"
+            schema = deepcopy(whole)
+            fields = schema["properties"]
+            schema["description"] = f"An automation that {trigger.name} runs."
+            fields["trigger"] = {
+                "type": "string",
+                "enum": [trigger.name],
+                "description": trigger.description,
+            }
+            fields["conditions"] = {
+                **conditions_schema(trigger.conditions),
+                "description": fields["conditions"]["description"],
+            }
+            component = ResolvedComponent(
+                name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema
+            )
+            auto_schema.registry.register_on_missing(component)
+            mapping[trigger.name] = component.ref["$ref"]
+        variants = [{"$ref": ref} for ref in mapping.values()]
+        if patched:
+            # ``trigger`` is optional, so no discriminator: a body without it meets every
+            # shape whose conditions it fits.
+            return {"description": whole["description"] + KEPT, "anyOf": variants}
+        return {
+            "description": whole["description"],
+            "oneOf": variants,
+            "discriminator": {"propertyName": "trigger", "mapping": mapping},
         }

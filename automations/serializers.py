@@ -6,8 +6,8 @@ from automations.registry import (
     ACTION_TYPES,
     CONDITIONS,
     EVENT_DATA_SCHEMA,
-    MAX_CONDITION_IDS,
     TRIGGERS,
+    conditions_schema,
 )
 from lms.fields import JsonBooleanField, StrictCharField
 from lms.web.shapes import Shape
@@ -36,29 +36,8 @@ class ActionsField(serializers.JSONField):
     exactly ``{type, input}``, ``registry.normalized_actions``; JSON keys are text)."""
 
 
-_ID_LIST = {
-    "type": "array",
-    "items": {"type": "string", "format": "uuid"},
-    "minItems": 1,
-    "maxItems": MAX_CONDITION_IDS,
-}
-CONDITIONS_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "courseIds": {
-            **_ID_LIST,
-            "description": "Only events of these courses of the organization "
-            "(enrollment.created, activity.completed, course.completed).",
-        },
-        "activityIds": {
-            **_ID_LIST,
-            "description": "Only completions of these activities of the organization "
-            "(activity.completed).",
-        },
-    },
-}
-assert set(CONDITIONS_SCHEMA["properties"]) == set(CONDITIONS)  # one schema per condition
+# Every key a trigger takes; a write's body takes only its trigger's (automations/schema.py).
+CONDITIONS_SCHEMA = conditions_schema(tuple(CONDITIONS))
 
 
 @extend_schema_field(CONDITIONS_SCHEMA)
@@ -137,10 +116,9 @@ class AutomationWriteSerializer(serializers.Serializer):
     )
     conditions = ConditionsField(
         required=False,
-        help_text="Which of the trigger's events run it (default `{}`: every one). "
-        "`courseIds` limits enrollment.created, activity.completed and course.completed; "
-        "`activityIds` limits activity.completed. Every id is one of the organization's. "
-        "On a change, replaces the whole object.",
+        help_text="Which of the trigger's events run it (default `{}`: every one): only the "
+        "keys that its trigger takes. Every id is one of the organization's. On a change, "
+        "replaces the whole object.",
     )
     enabled = JsonBooleanField(required=False, help_text="Defaults to true.")
 

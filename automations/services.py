@@ -15,7 +15,7 @@ from automations.definition import Definition, check_definition
 from automations.models import Automation, AutomationRun
 from automations.runs import retry_run as start_again
 from automations.runs import revision_of
-from learn.api import Activity, Course
+from automations.selectors import example_event_data, membership_id_of
 from lms.db.integrity import UniqueRefusal
 from lms.errors import Conflict, Throttled
 from lms.ids import uuid7
@@ -170,44 +170,6 @@ def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
     return automation.signing_secret
 
 
-def example_event_data(*, org: Organization, automation: Automation, caller) -> dict:
-    """An example of the data of ``automation``'s trigger (CONTRACT 7.2's shape) for a test
-    send: the caller as the member, and the course and activity the automation is aimed at
-    (else the organization's first, else an example id), so that its e-mails read as real
-    ones would."""
-    conditions = automation.conditions or {}
-    example_id = str(uuid.UUID(int=0x01900000_0000_7000_8000_000000000000))
-    course_id = (conditions.get("courseIds") or [None])[0]
-    activity_id = (conditions.get("activityIds") or [None])[0]
-    trigger = automation.trigger
-    if activity_id is None and trigger == "activity.completed":
-        activity = Activity.objects.for_org(org).order_by("created_at", "id").first()
-        activity_id = str(activity.id) if activity else example_id
-        course_id = course_id or (str(activity.course_id) if activity else None)
-    if course_id is None and trigger != "invite.accepted":
-        course = Course.objects.for_org(org).order_by("created_at", "id").first()
-        course_id = str(course.id) if course else example_id
-    # A staff user who is no member of the organization: an example id, never null.
-    membership_id = _membership_id(caller) or example_id
-    member = {"memberId": membership_id, "email": _user_of(caller).email}
-    if trigger == "enrollment.created":
-        return {"enrollmentId": str(uuid7()), "courseId": course_id, **member}
-    if trigger == "activity.completed":
-        return {"activityId": activity_id, "courseId": course_id, **member}
-    if trigger == "course.completed":
-        return {"courseId": course_id, **member}
-    return {"inviteId": str(uuid7()), **member, "invitedBy": membership_id}
-
-
-def _user_of(caller):
-    return getattr(caller, "user", caller)
-
-
-def _membership_id(caller) -> str | None:
-    """The caller's membership id when the caller is a Membership; None for a User."""
-    return str(caller.id) if hasattr(caller, "user") else None
-
-
 @transaction.atomic
 def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> AutomationRun:
     """Record a run of the automation for a test event (CONTRACT 8.8), enabled or not, and
@@ -232,7 +194,7 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
         occurred_at=now,
         event_data=example_event_data(org=org, automation=automation, caller=caller),
         test=True,
-        tested_by=_membership_id(caller),
+        tested_by=membership_id_of(caller),
         due_at=now,
         enqueued_at=now,  # by the hand-off, right after the commit
     )

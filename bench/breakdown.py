@@ -224,6 +224,9 @@ def install(layers: Layers) -> None:
     handler = lms.wsgi.application
     handler.load_middleware()  # the chain again, through the patched _get_response
     handler._middleware_chain = layers.wrap("middleware", handler._middleware_chain)
+    api = getattr(handler, "_api", None)  # the API's own chain (lms.web.chains)
+    if api is not None:
+        api._middleware_chain = layers.wrap("middleware", api._middleware_chain)
 
     def served(environ, start_response):
         result = handler(environ, start_response)

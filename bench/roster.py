@@ -164,13 +164,23 @@ def generate(org: Organization, enrolments: int, activities: int) -> Course:
         cursor.execute(
             """
             INSERT INTO learn_coursecompletion (id, org_id, created_at, updated_at,
-                membership_id, course_id, completed_at)
+                membership_id, course_id, completed_at, position)
             SELECT gen_random_uuid(), %s, r.created_at + %s * interval '1 hour',
                 r.created_at + %s * interval '1 hour', r.membership_id, %s,
-                r.created_at + %s * interval '1 hour'
+                r.created_at + %s * interval '1 hour',
+                row_number() OVER (ORDER BY r.created_at, r.membership_id)
             FROM reach r WHERE r.k = %s
             """,
             [org.id, activities, activities, course.id, activities, activities],
+        )
+        # The completions feed's sequence stands at the last position given (9.6).
+        cursor.execute(
+            """
+            INSERT INTO learn_completionsequence (id, org_id, created_at, updated_at, last)
+            SELECT gen_random_uuid(), %s, now(), now(), coalesce(max(position), 0)
+            FROM learn_coursecompletion WHERE org_id = %s
+            """,
+            [org.id, org.id],
         )
         cursor.execute("DROP TABLE reach")
     print(f"enrolments, progress and reports: {time.monotonic() - started:.0f}s", flush=True)

@@ -1,4 +1,3 @@
-from functools import partial
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -8,8 +7,8 @@ from rest_framework.views import APIView
 from bundles.filters import LIST_PARAMETERS, read_list_query
 from bundles.models import Bundle
 from bundles.serializers import BUNDLE, BundleSerializer
-from bundles.wire_reads import first_page, listed, matches, total_for
-from lms.pagination import Page, envelope, page_rows, paged, read_page
+from bundles.wire_reads import bundle_page
+from lms.pagination import Page, envelope, paged, read_page
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 
@@ -18,8 +17,8 @@ class BundleListView(OrgScopedViewMixin, APIView):
     """GET /api/bundles (docs/api.md, "Bundles"): any member; the caller's organization's bundles.
 
     Every query parameter is validated before the database is touched, so that one 400 names
-    all the bad ones (page, pageSize, search, sort). Page 1 is read by ``first_page`` (SQL
-    compiled once per process); deeper pages by ``lms.pagination.page_rows``."""
+    all the bad ones (page, pageSize, search, sort). A page is read by
+    ``bundles.wire_reads.bundle_page`` (page 1's SQL compiled once per process)."""
 
     model = Bundle
 
@@ -48,10 +47,5 @@ class BundleListView(OrgScopedViewMixin, APIView):
     )
     def get(self, request, *args, **kwargs):
         page, search, sort = self.read_query()
-        org_id = self.org.id
-        if page.offset == 0:
-            rows, total = first_page(org_id, sort, search, page.size)
-        else:
-            count = partial(matches, org_id, search) if search else partial(total_for, org_id)
-            rows, total = page_rows(listed(org_id, sort, search), page, count)
+        rows, total = bundle_page(self.org.id, page, sort, search)
         return rendered(request, envelope(BUNDLE.bodies(rows), total, page))

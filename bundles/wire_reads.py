@@ -1,17 +1,18 @@
 """The reads on the bundle list's hot path (docs/api.md, "Bundles"), answering the wire's text.
 
-Page 1 is what nearly every request asks for, so its reads are compiled once per process
-per shape (``lms.db.compiled``: the sort and the page size; the organization and the search
-term are bound as values), and prepared on PostgreSQL for the organizations known to be
-small (``SMALL_ORGANIZATION``). Rows hold ids and timestamps as wire text
-(``bundles.serializers.BUNDLE``), ready for ``BUNDLE.bodies``. Deeper pages read through
-the ORM and ``lms.pagination``'s machinery for a million rows; the unfiltered total through
-``total_for``.
+``bundle_page`` answers a page. Page 1 is what nearly every request asks for, so its reads
+are compiled once per process per shape (``lms.db.compiled``: the sort and the page size;
+the organization and the search term are bound as values), and prepared on PostgreSQL for
+the organizations known to be small (``SMALL_ORGANIZATION``). Rows hold ids and timestamps
+as wire text (``bundles.serializers.BUNDLE``), ready for ``BUNDLE.bodies``. Deeper pages
+read through the ORM and ``lms.pagination``'s machinery for a million rows; the unfiltered
+total through ``total_for``.
 """
 
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 from django.db.models import BigIntegerField, Func, QuerySet, Subquery
 
@@ -19,7 +20,7 @@ from bundles.filters import SortKey, order_by_expressions
 from bundles.models import Bundle, BundleTally
 from bundles.serializers import BUNDLE
 from lms.db.compiled import Compiled, PrepareWhenSmall
-from lms.pagination import window
+from lms.pagination import Page, page_rows, window
 
 Sort = tuple[SortKey, ...]
 
@@ -131,3 +132,13 @@ def first_page(org_id: uuid.UUID, sort: Sort, search: str | None, size: int) -> 
     if search:
         return rows, matches(org_id, search)
     return rows, len(rows) if tally is None else tally
+
+
+def bundle_page(org_id: uuid.UUID, page: Page, sort: Sort, search: str) -> tuple[list, int]:
+    """A page of the organization's bundles (``listed``: ``search`` "" for none) and how
+    many there are: page 1 through ``first_page``, a deeper one through
+    ``lms.pagination.page_rows``, counted by ``matches`` or the tally (``total_for``)."""
+    if page.offset == 0:
+        return first_page(org_id, sort, search, page.size)
+    count = partial(matches, org_id, search) if search else partial(total_for, org_id)
+    return page_rows(listed(org_id, sort, search), page, count)

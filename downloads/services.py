@@ -1,5 +1,4 @@
-"""Every write of a download's links, for the API and the admin alike, and the read of
-them (8.4) that shares the writes' list of links.
+"""Every write of a download's links, for the API and the admin alike.
 
 Each service locks the download row first (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite
 serializes writers with ``BEGIN IMMEDIATE``), so concurrent changes to one download run one
@@ -10,9 +9,10 @@ left, and answers 409 ``conflict`` (never a 500) only if the database keeps refu
 
 The API's link and unlink run on every request with statements that never change shape, so
 none of them is built and compiled by the ORM each time (docs/performance.md, "The link and
-unlink writes"): the reads (``_lock_download``, ``_current_links``, ``_asset_name``) are
-``lms.db.compiled`` reads, compiled once per process; the writes (``_insert_link``,
-``_delete_link`` and the renumbering's ``statements.shift_down``) are ``lms.db.statements``.
+unlink writes"): the reads (``selectors.locked_download``, ``selectors.asset_name``,
+``wire_reads.current_links``) are ``lms.db.compiled`` reads, compiled once per process; the
+writes (``_insert_link``, ``_delete_link`` and the renumbering's ``statements.shift_down``)
+are ``lms.db.statements``.
 Each names the organization, as every query of tenant rows does, and takes its columns,
 values and conversions from the model's fields, so it runs on PostgreSQL and SQLite alike.
 The admin's arrange and replace path stays on the ORM.
@@ -35,36 +35,28 @@ import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from downloads.models import Asset, Download, DownloadAsset
+from downloads.models import Download, DownloadAsset
+from downloads.selectors import asset_name, locked_download
 from downloads.serializers import LINK
+from downloads.wire_reads import Link, current_links
 from lms.db import statements
-from lms.db.compiled import Compiled
 from lms.db.integrity import UniqueRefusal
 from lms.errors import Conflict, NotFound
 from lms.ids import parse_id, uuid7
-from lms.tenancy import OrgRef, org_id_of
+from lms.tenancy import OrgRef
 
 ATTEMPTS = 3
 NOT_LINKED = "No such asset is linked to this download."
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-# A link as the API's writes read and answer it: the values of ``LINK.sources`` (Python
-# values: UUIDs, aware datetimes), not a model instance. A named tuple made when the module
-# loads, so one the type checker cannot see: to it, any value.
-if TYPE_CHECKING:
-    Link = Any
-else:
-    Link = LINK.record
-
 
 # A writer that slipped past the download lock breaks one of the links' unique constraints;
 # anything else (a NOT NULL column left out, a foreign key, a check) is a fault, not a race,
@@ -111,13 +103,13 @@ def link_asset(
     as the edge reads one) defaults to the asset's name. Raises NotFound when the download
     or the asset is not in ``org``.
     """
-    download = _lock_download(org, download_id)
+    download = locked_download(org, download_id)
     wanted = parse_id(asset_id)
-    links = _current_links(org, download)
+    links = current_links(download)
     # A linked asset is in the download's organization: a re-link needs no asset read.
     if any(link.asset_id == wanted for link in links):
         return links, False
-    asset_name = _asset_name(download, wanted)
+    name = asset_name(download, wanted)
     now = timezone.now()
     created = Link(
         org_id=download.org_id,
@@ -126,7 +118,7 @@ def link_asset(
         asset_id=wanted,
         # Equals n + 1 while positions are 1..n, and never collides even if they were not.
         seq=max((link.seq for link in links), default=0) + 1,
-        display_name=display_name or asset_name,
+        display_name=display_name or name,
         created_at=now,
         updated_at=now,
     )
@@ -141,9 +133,9 @@ def unlink_asset(
     """Removes the asset's link and renumbers the remaining links ``1..n`` in their previous
     order. The asset itself is untouched. Raises NotFound when the download is not in
     ``org`` or the asset is not linked to it."""
-    download = _lock_download(org, download_id)
+    download = locked_download(org, download_id)
     wanted = parse_id(asset_id)
-    links = _current_links(org, download)
+    links = current_links(download)
     target = next((link for link in links if link.asset_id == wanted), None)
     if target is None:
         raise NotFound(NOT_LINKED)
@@ -167,7 +159,7 @@ def arrange_links(
     once, and on ``display_names`` for a name given to an asset that is not linked, so a
     caller can never leave a gap or a duplicate behind.
     """
-    download = _lock_download(org, download_id)
+    download = locked_download(org, download_id)
     links = _link_models(org, download)
     by_asset = {link.asset_id: link for link in links}
     wanted = [parse_id(item) for item in order]
@@ -213,7 +205,7 @@ def replace_links(
     list are kept, after the ordered ones, in their order; ids in ``order`` that are no
     longer linked are skipped. The download stays locked throughout. Returns (all links in
     order, the new links)."""
-    linked = {row.asset_id for row in locked_links(org=org, download_id=download_id)}
+    linked = {row.asset_id for row in _locked_links(org, download_id)}
     for asset_id in unlink:
         if asset_id in linked:
             unlink_asset(org=org, download_id=download_id, asset_id=asset_id)
@@ -227,7 +219,7 @@ def replace_links(
         )
         linked.add(new.asset_id)
     wanted = [asset_id for asset_id in order if asset_id in linked]
-    current = locked_links(org=org, download_id=download_id)
+    current = _locked_links(org, download_id)
     wanted += [row.asset_id for row in current if row.asset_id not in set(order)]
     names = {k: v for k, v in (display_names or {}).items() if k in linked}
     links = arrange_links(org=org, download_id=download_id, order=wanted, display_names=names)
@@ -235,65 +227,11 @@ def replace_links(
     return links, [row for row in links if row.asset_id in added]
 
 
-def download_links(*, org: OrgRef, download_id: uuid.UUID | str | None) -> list[Link]:
-    """The download's links ordered by ``seq``, as link and unlink answer them, read with
-    their list of links (``_current_links``) and without a lock. Raises NotFound when the
-    download is not in ``org`` (a malformed id included). One query when the download has
-    links (they are in its organization, so it exists there); a second, for the download
-    itself, only when it has none."""
-    org_id = org_id_of(org)
-    wanted = parse_id(download_id)
-    links = [] if wanted is None else _current_links(org, Download(id=wanted, org_id=org_id))
-    if not links:
-        _DOWNLOAD.one_or_404(Download, org_id=org_id, id=download_id)
-    return links
-
-
-def locked_links(*, org: OrgRef, download_id: uuid.UUID | str) -> list[Link]:
+def _locked_links(org: OrgRef, download_id: uuid.UUID | str) -> list[Link]:
     """The download's links ordered by ``seq``, with the download locked until the caller's
     transaction ends (which must be open), so that several services apply as one change."""
-    download = _lock_download(org, download_id)
-    return _current_links(org, download)
-
-
-# The API's reads of link, unlink and the list of links, their SQL compiled once per process
-# (lms.db.compiled).
-_DOWNLOAD_LOCK = Compiled(
-    lambda org_id, id: (
-        Download.objects.for_org(org_id).select_for_update().filter(id=id).values_list("id")
-    ),
-    prepare=True,
-)
-_DOWNLOAD = Compiled(
-    lambda org_id, id: Download.objects.for_org(org_id).filter(id=id).values_list("id"),
-    prepare=True,
-)
-_LINKS = Compiled(
-    lambda org_id, download_id: (
-        DownloadAsset.objects.for_org(org_id)
-        .filter(download_id=download_id)
-        .order_by("seq")
-        .values_list(*LINK.sources)
-    ),
-    prepare=True,
-)
-_ASSET_NAME = Compiled(
-    lambda org_id, id: Asset.objects.for_org(org_id).filter(id=id).values_list("name"), prepare=True
-)
-
-
-def _lock_download(org: OrgRef, download_id: uuid.UUID | str) -> Download:
-    """Locks the download's row (``SELECT ... FOR UPDATE`` where the database has it) and
-    answers it as an unsaved ``Download`` holding only its id and organization: all the
-    services need of it."""
-    org_id = org_id_of(org)
-    (download_id,) = _DOWNLOAD_LOCK.one_or_404(Download, org_id=org_id, id=download_id)
-    return Download(id=download_id, org_id=org_id)
-
-
-def _current_links(org: OrgRef, download: Download) -> list[Link]:
-    """The download's links in order, as rows."""
-    return [Link._make(row) for row in _LINKS.rows(org_id=download.org_id, download_id=download.id)]
+    download = locked_download(org, download_id)
+    return current_links(download)
 
 
 def _link_models(org: OrgRef, download: Download) -> list[DownloadAsset]:
@@ -330,11 +268,6 @@ def _close_gap(org: OrgRef, download: Download, links: list[Link]) -> list[Link]
         link._replace(seq=link.seq - 1, updated_at=now) if shift else link
         for link, shift in zip(links, shifts, strict=True)
     ]
-
-
-def _asset_name(download: Download, asset_id: uuid.UUID | None) -> str:
-    """The name of the asset of the download's organization, or NotFound."""
-    return _ASSET_NAME.one_or_404(Asset, org_id=download.org_id, id=asset_id)[0]
 
 
 # Checked at import: every other column of a link has a default (``lms.db.statements``).

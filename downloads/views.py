@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from downloads import services
 from downloads.models import Download
 from downloads.serializers import LINK, DownloadAssetSerializer, LinkAssetInputSerializer
+from downloads.wire_reads import download_links
 from lms.tenancy import OrgScopedViewMixin
 from lms.web.renderers import rendered
 from organizations.api import IsMember, IsStaffRole
@@ -54,7 +55,7 @@ class DownloadAssetsView(OrgScopedViewMixin, APIView):
         tags=["downloads"],
     )
     def get(self, request, downloadId: UUID):  # the URL carries the wire name
-        links = services.download_links(org=self.org, download_id=downloadId)
+        links = download_links(org=self.org, download_id=downloadId)
         return rendered(request, LINK.bodies_of(links))
 
     @extend_schema(

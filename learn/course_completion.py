@@ -7,39 +7,12 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
-
 from learn import standing
 from learn.events import emit_course_event
-from learn.models import CompletionSequence, CourseCompletion, Progress
-from learn.selectors import listed_activities, stored_completion
+from learn.models import CompletionSequence, CourseCompletion
+from learn.selectors import completion_counts
 from lms.db import statements
-from lms.db.compiled import Compiled
 from organizations.api import Membership, Organization
-
-
-def _counts(org_id, membership_id, course_id) -> QuerySet:
-    """One row, after the lock: how many activities the course lists, how many of them the
-    member completed, and (a subquery that does not depend on the row) whether the
-    completion is already stored. No row when the course lists none."""
-    completed = Progress.objects.for_org(org_id).filter(
-        membership_id=membership_id, activity=OuterRef("pk"), status=Progress.Status.COMPLETED
-    )
-    stored = stored_completion(org_id, membership_id, course_id)
-    return (
-        listed_activities(org_id, course_id)
-        .order_by()
-        .values("course_id")  # one group: every listed activity is of the course
-        .annotate(
-            listed=Count("id"),
-            done=Count("id", filter=Q(Exists(completed))),
-            stored=Count("id", filter=Q(Exists(stored))),
-        )
-        .values_list("listed", "done", "stored")
-    )
-
-
-_COUNTS = Compiled(_counts, prepare=True)
 
 
 def complete_course_if_done(
@@ -62,8 +35,7 @@ def complete_course_if_done(
     cursor (a position) never passes a completion still to become visible. What follows in
     the transaction (the idempotency record of the answer) is one insert.
     """
-    lookup = {"org_id": org.id, "membership_id": membership.id, "course_id": course_id}
-    counts = _COUNTS.first(**lookup)
+    counts = completion_counts(org_id=org.id, membership_id=membership.id, course_id=course_id)
     if counts is None:  # nothing listed
         return None
     listed, done, stored = counts

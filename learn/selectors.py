@@ -30,6 +30,7 @@ from learn.models import (
     Course,
     CourseCompletion,
     Enrollment,
+    Progress,
 )
 from lms.db.compiled import Compiled
 from lms.tenancy import OrgRef, get_or_404
@@ -82,6 +83,30 @@ def progress_target(*, org: Organization, membership: Membership, activity_id: o
     return _PROGRESS_TARGET.record_or_404(
         Activity, org_id=org.id, membership_id=membership.id, activity_id=activity_id
     )
+
+
+# The learner's progress row on an activity, locked (FOR UPDATE on PostgreSQL), every column.
+_PROGRESS_COLUMNS = tuple(field.attname for field in Progress._meta.concrete_fields)
+_LOCKED_PROGRESS = Compiled(
+    lambda org_id, membership_id, activity_id: (
+        Progress.objects.for_org(org_id)
+        .select_for_update()
+        .filter(membership_id=membership_id, activity_id=activity_id)
+        .values_list(*_PROGRESS_COLUMNS)
+    ),
+    prepare=True,
+)
+
+
+def locked_progress(
+    *, org_id: uuid.UUID, membership_id: uuid.UUID, activity_id: uuid.UUID
+) -> Progress | None:
+    """The member's progress row on the activity, locked until the transaction ends, or
+    None. One query, its SQL compiled once per process."""
+    found = _LOCKED_PROGRESS.records(
+        Progress, org_id=org_id, membership_id=membership_id, activity_id=activity_id
+    )
+    return found[0] if found else None
 
 
 def published_courses(org: OrgRef, membership: MemberRef) -> QuerySet[Course]:
@@ -218,6 +243,40 @@ def members_named(*, org_id: uuid.UUID, data: dict) -> list[uuid.UUID]:
     if unknown:
         raise DjangoValidationError(unknown)
     return found  # type: ignore[return-value]  # none is None: raised above
+
+
+def _completion_counts(org_id, membership_id, course_id) -> QuerySet:
+    """One row: how many activities the course lists, how many of them the member
+    completed, and (a subquery that does not depend on the row) whether the completion is
+    already stored. No row when the course lists none."""
+    completed = Progress.objects.for_org(org_id).filter(
+        membership_id=membership_id, activity=OuterRef("pk"), status=Progress.Status.COMPLETED
+    )
+    stored = stored_completion(org_id, membership_id, course_id)
+    return (
+        listed_activities(org_id, course_id)
+        .order_by()
+        .values("course_id")  # one group: every listed activity is of the course
+        .annotate(
+            listed=Count("id"),
+            done=Count("id", filter=Q(Exists(completed))),
+            stored=Count("id", filter=Q(Exists(stored))),
+        )
+        .values_list("listed", "done", "stored")
+    )
+
+
+_COMPLETION_COUNTS = Compiled(_completion_counts, prepare=True)
+
+
+def completion_counts(
+    *, org_id: uuid.UUID, membership_id: uuid.UUID, course_id: uuid.UUID
+) -> tuple[int, int, int] | None:
+    """How many activities the course lists, how many of them the member completed, and
+    whether (1) or not (0) their completion of it is stored; None when it lists none. One
+    query, its SQL compiled once per process: the course completion's count, read after
+    the report's lock (``learn.course_completion``)."""
+    return _COMPLETION_COUNTS.first(org_id=org_id, membership_id=membership_id, course_id=course_id)
 
 
 def counted(queryset: QuerySet) -> Coalesce:

@@ -10,14 +10,15 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.fields import empty
 
 from learn import completion
 from learn.models import Activity, ProgressStatus
 from lms.fields import (
     JsonTimestampField,
+    QueryChoiceField,
     QueryIdField,
     QueryIntegerField,
+    QueryTextField,
     StrictCharField,
     StrictUUIDField,
 )
@@ -363,18 +364,22 @@ def _course_standing() -> tuple[serializers.Field, ...]:
     )
 
 
-class CourseOutlineSerializer(serializers.Serializer):
+# The course's own columns, first in the outline and in each of the caller's courses:
+# ``learn.wire_reads`` reads each field's source as a column of ``Course`` (``COURSE_HEAD``)
+# and answers it as read, so a column of the course shown in both is a field here. (A
+# comment, not a docstring: the schema would give it to both shapes as their description.)
+class CourseHeadSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     orgId = serializers.UUIDField(source="org_id")
     title = serializers.CharField()
+
+
+class CourseOutlineSerializer(CourseHeadSerializer):
     status, progress, completedAt = _course_standing()
     modules = OutlineModuleSerializer(many=True, help_text="The published modules by seq.")
 
 
-class EnrolledCourseSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    orgId = serializers.UUIDField(source="org_id")
-    title = serializers.CharField()
+class EnrolledCourseSerializer(CourseHeadSerializer):
     enrolledAt = serializers.DateTimeField(source="enrolled_at", help_text="When enrolled.")
     status, progress, completedAt = _course_standing()
     activityCount = serializers.IntegerField(
@@ -384,9 +389,13 @@ class EnrolledCourseSerializer(serializers.Serializer):
     )
 
 
-# The bodies of a ``learn.wire_reads.CourseOutline`` and of each ``EnrolledCourse`` (whose ids
-# and times are wire text already), built from their attributes as the serializers answer.
+# The outline and the caller's courses, composed by ``learn.wire_reads`` as these shapes'
+# records (ids and times wire text already), and their bodies built from them as the
+# serializers answer. ``COURSE_HEAD.sources``: the course's columns both read.
+COURSE_HEAD = Shape(CourseHeadSerializer)
 COURSE_OUTLINE = Shape(CourseOutlineSerializer)
+OUTLINE_MODULE = Shape(OutlineModuleSerializer)
+OUTLINE_ACTIVITY = Shape(OutlineActivitySerializer)
 ENROLLED_COURSE = Shape(EnrolledCourseSerializer)
 
 
@@ -395,22 +404,6 @@ ENROLLED_COURSE = Shape(EnrolledCourseSerializer)
 ROSTER_SORT_FIELDS = ("enrolledAt", "completedAt", "progress", "email", "dueAt", "lastActivityAt")
 DEFAULT_ROSTER_SORT = "-enrolledAt"
 SEARCH_MAX_LENGTH = 200
-
-
-class _AsGiven:
-    """A query parameter read as given: DRF reads an empty one ("status=") as absent; it is
-    a value, and not one of the allowed."""
-
-    def get_value(self, dictionary):
-        return dictionary.get(self.field_name, empty)
-
-
-class QueryChoiceField(_AsGiven, serializers.ChoiceField):
-    pass
-
-
-class QueryTextField(_AsGiven, serializers.CharField):
-    pass
 
 
 class RosterQuerySerializer(serializers.Serializer):

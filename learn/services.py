@@ -16,9 +16,8 @@ from learn.course_completion import complete_course_if_done
 from learn.errors import NotEnrolled
 from learn.events import course_event, emit_course_event
 from learn.models import Course, Enrollment, Progress, ProgressReport
-from learn.selectors import progress_target
+from learn.selectors import locked_progress, progress_target
 from lms.db import statements
-from lms.db.compiled import Compiled
 from lms.errors import NotFound
 from lms.events import Event, emit_many
 from lms.ids import uuid7
@@ -142,18 +141,6 @@ _REPORT_COLUMNS = (
 )
 # Checked at import: every column not given has a default (``lms.db.statements``).
 _INSERT_REPORTS = statements.Insert(ProgressReport, _REPORT_COLUMNS)
-# The learner's progress row on an activity, locked (FOR UPDATE on PostgreSQL); SQL compiled
-# once per process.
-_PROGRESS_COLUMNS = tuple(field.attname for field in Progress._meta.concrete_fields)
-_LOCKED_PROGRESS = Compiled(
-    lambda org_id, membership_id, activity_id: (
-        Progress.objects.for_org(org_id)
-        .select_for_update()
-        .filter(membership_id=membership_id, activity_id=activity_id)
-        .values_list(*_PROGRESS_COLUMNS)
-    ),
-    prepare=True,
-)
 
 
 def _locked_progress(
@@ -167,9 +154,9 @@ def _locked_progress(
     is the one whose id this call gave.
     """
     lookup = {"org_id": org.id, "membership_id": membership.id, "activity_id": activity.id}
-    found = _LOCKED_PROGRESS.records(Progress, **lookup)
-    if found:
-        return found[0], False
+    found = locked_progress(**lookup)
+    if found is not None:
+        return found, False
     made = Progress(
         org=org,
         membership=membership,
@@ -180,7 +167,8 @@ def _locked_progress(
         started_at=now,
     )
     Progress.objects.bulk_create([made], ignore_conflicts=True)
-    row = _LOCKED_PROGRESS.records(Progress, **lookup)[0]
+    row = locked_progress(**lookup)
+    assert row is not None  # inserted above, or by the report it conflicted with
     return row, row.id == made.id
 
 

@@ -4,8 +4,9 @@ the caller's courses (8.1) and the completions feed (9.6).
 Each is a compiled read (``lms.db.compiled``) whose ids and times the database writes as the
 text the API answers (``lms.db.wire``), so no value is parsed into a Python object to be
 written back. A read answers rows for a ``lms.web.shapes.Shape`` of its serializer (the
-listing: rows read through ``ACTIVITY.columns``; the outline and the courses: dataclasses
-whose attributes are their serializers' sources), which the view turns into the body. Access
+listing: rows read through ``ACTIVITY.columns``; the outline and the courses: their shapes'
+records, composed by name, the course's columns read by ``COURSE_HEAD``'s sources), which
+the view turns into the body. Access
 and standing are decided as ``learn.selectors`` decides them, with its helpers; the reads
 that answer domain values (a course's progress, the activity a report is on) are there.
 """
@@ -16,7 +17,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db.models import (
@@ -35,7 +36,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Lower
 from django.utils import timezone
 
-from learn import completion, standing
+from learn import standing
 from learn.completion import COMPLETED, IN_PROGRESS, NOT_STARTED
 from learn.errors import NotEnrolled
 from learn.models import ActivityFunnel, Course, CourseCompletion, Enrollment, Module, Stage
@@ -49,10 +50,17 @@ from learn.selectors import (
     published_courses,
     stored_completion,
 )
-from learn.serializers import ACTIVITY
+from learn.serializers import (
+    ACTIVITY,
+    COURSE_HEAD,
+    COURSE_OUTLINE,
+    ENROLLED_COURSE,
+    OUTLINE_ACTIVITY,
+    OUTLINE_MODULE,
+)
 from lms.db.collation import CodePointOrder
 from lms.db.compiled import Compiled
-from lms.db.wire import WireId, WireTime
+from lms.db.wire import WireId, WireTime, wire_columns
 from lms.pagination import Page, feed_cursor, page_rows
 from lms.sorting import SortKey
 from lms.tenancy import ids_or_404, not_found
@@ -107,34 +115,23 @@ def list_published_activities(
 # --- a course's outline (8.2) -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class OutlineActivity:
-    id: str
-    seq: int
-    title: str
-    settings: object
-    status: str
-    progress: float
-    remaining: completion.Remaining
-
-
-@dataclass(frozen=True, slots=True)
-class OutlineModule:
-    id: str
-    seq: int
-    title: str
-    activities: list[OutlineActivity]
-
-
-@dataclass(frozen=True, slots=True)
-class CourseOutline:
-    id: str
-    org_id: str
-    title: str
-    status: str
-    progress: float
-    completed_at: str | None
-    modules: list[OutlineModule]
+# The outline and the caller's courses are composed by name as the records of their shapes
+# (``learn.serializers``: the serializers declare them once), named tuples made when the
+# module loads, so ones the type checker cannot see: to it, any value. Both start with the
+# course's own columns (``COURSE_HEAD``), which their reads select by those names.
+if TYPE_CHECKING:
+    CourseOutline = Any
+    OutlineModule = Any
+    OutlineActivity = Any
+    EnrolledCourse = Any
+else:
+    CourseOutline = COURSE_OUTLINE.record
+    OutlineModule = OUTLINE_MODULE.record
+    OutlineActivity = OUTLINE_ACTIVITY.record
+    EnrolledCourse = ENROLLED_COURSE.record
+_COURSE = COURSE_HEAD.sources
+if {COURSE_OUTLINE.sources[: len(_COURSE)], ENROLLED_COURSE.sources[: len(_COURSE)]} != {_COURSE}:
+    raise AssertionError("The outline and the caller's courses start with COURSE_HEAD's fields.")
 
 
 def _completed_at(org_id, membership_id, course_ref) -> WireTime:
@@ -150,7 +147,7 @@ _OUTLINE_HEAD = Compiled(
         published_courses(org_id, membership_id)
         .filter(id=course_id)
         .annotate(completed_at=_completed_at(org_id, membership_id, course_id))
-        .values_list(WireId("id"), WireId("org_id"), "title", "enrolled", "completed_at")
+        .values_list(*wire_columns(Course, _COURSE), "enrolled", "completed_at")
     ),
     prepare=True,
 )
@@ -195,13 +192,16 @@ def _outline_rows(org_id, membership_id, course_id) -> QuerySet:
             "mine__status",
             "mine__progress",
             "mine__state",
-            WireId("course_id"),
-            WireId("org_id"),
-            "course__title",
+            *wire_columns(Course, _COURSE, through="course"),
             "enrolled",
             "completed_at",
         )
     )
+
+
+# Where the course's head starts in each row of ``_OUTLINE``: its columns, enrolled and
+# completed_at.
+_HEAD = -(len(_COURSE) + 2)
 
 
 _OUTLINE = Compiled(_outline_rows, prepare=True)
@@ -235,8 +235,8 @@ def _outline(org_id, membership_id, course_id, *, preview: bool) -> CourseOutlin
     values = ids_or_404(Course, {"course_id": course_id})
     lookup = {"org_id": org_id, "membership_id": membership_id, **values}
     rows = _OUTLINE.rows(**lookup)
-    head = rows[0][-5:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
-    course_id_text, org_id, course_title, enrolled, completed_at = head
+    head = rows[0][_HEAD:] if rows else _OUTLINE_HEAD.one_or_404(Course, **lookup)
+    *course, enrolled, completed_at = head
     if not (enrolled or preview):
         raise NotEnrolled()
     modules: list[OutlineModule] = []
@@ -244,21 +244,29 @@ def _outline(org_id, membership_id, course_id, *, preview: bool) -> CourseOutlin
     started = False
     for module_id, module_seq, module_title, activity_id, seq, title, settings, *mine in rows:
         if not modules or modules[-1].id != module_id:
-            modules.append(OutlineModule(module_id, module_seq, module_title, []))
+            modules.append(
+                OutlineModule(id=module_id, seq=module_seq, title=module_title, activities=[])
+            )
         if activity_id is None:  # a module without a published activity
             continue
         reported, progress, state = mine[:3]
         status, progress, remaining = activity_standing(settings, reported, progress, state)
         modules[-1].activities.append(
-            OutlineActivity(activity_id, seq, title, settings, status, progress, remaining)
+            OutlineActivity(
+                id=activity_id,
+                seq=seq,
+                title=title,
+                settings=settings,
+                status=status,
+                progress=progress,
+                remaining=remaining,
+            )
         )
         listed += 1
         done += status == COMPLETED
         started = started or reported is not None
     return CourseOutline(
-        id=course_id_text,
-        org_id=org_id,
-        title=course_title,
+        **dict(zip(_COURSE, course, strict=True)),
         status=course_status(completed_at, started),
         progress=fraction_done(done, listed),
         completed_at=completed_at,
@@ -267,18 +275,6 @@ def _outline(org_id, membership_id, course_id, *, preview: bool) -> CourseOutlin
 
 
 # --- the caller's courses (8.1) ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class EnrolledCourse:
-    id: str
-    org_id: str
-    title: str
-    enrolled_at: str
-    status: str
-    progress: float
-    completed_at: str | None
-    activity_count: int
 
 
 def _enrollments(org_id, membership_id) -> QuerySet:
@@ -299,9 +295,7 @@ def enrolled_courses(org_id, membership_id) -> QuerySet:
         _enrollments(org_id, membership_id)
         .order_by("-created_at", "-course_id")
         .values_list(
-            WireId("course_id"),
-            WireId("org_id"),
-            "course__title",
+            *wire_columns(Course, _COURSE, through="course"),
             WireTime("created_at"),
             _completed_at(org_id, membership_id, OuterRef("course_id")),
             counted(listed),
@@ -321,12 +315,15 @@ _FIRST_PAGE = Compiled(
 )
 
 
+_WIDTH = len(_COURSE)
+
+
 def _enrolled_course(row: tuple) -> EnrolledCourse:
-    course_id, org_id, title, enrolled_at, completed_at, count, done, started = row
+    """A row of ``enrolled_courses`` as the caller's courses answer it: the course's columns
+    first, in ``COURSE_HEAD``'s order, as the record's are."""
+    enrolled_at, completed_at, count, done, started = row[_WIDTH:]
     return EnrolledCourse(
-        id=course_id,
-        org_id=org_id,
-        title=title,
+        *row[:_WIDTH],
         enrolled_at=enrolled_at,
         status=course_status(completed_at, started),
         progress=fraction_done(done, count),

@@ -42,6 +42,21 @@ def query_value(field: serializers.Field, dictionary):
     return dictionary.get(field.field_name, empty)
 
 
+class QueryChoiceField(serializers.ChoiceField):
+    """A choice in a query string: an empty value (``status=``) is a value, and not one of
+    the allowed (DRF reads an empty form value as left out)."""
+
+    def get_value(self, dictionary):
+        return query_value(self, dictionary)
+
+
+class QueryTextField(serializers.CharField):
+    """Text in a query string, read as given (an empty value is a value)."""
+
+    def get_value(self, dictionary):
+        return query_value(self, dictionary)
+
+
 class StrictCharField(serializers.CharField):
     """A JSON string, never a number or a boolean turned into one."""
 

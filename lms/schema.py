@@ -1,6 +1,7 @@
 """OpenAPI: every operation documents the contract's error body and the statuses it may send."""
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
@@ -140,6 +141,23 @@ class ApiAutoSchema(AutoSchema):
         if isinstance(responses, PagedRows):
             return EnvelopePagination()
         return super()._get_paginator()
+
+    def _get_request_for_media_type(self, serializer, direction="request"):
+        # A body of shapes (``oneOf``/``anyOf`` of components, one per kind of body) is
+        # required when each shape requires a field, as a plain object's is when it does.
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        body = self._component(schema)
+        shapes = body.get("oneOf") or body.get("anyOf")
+        if not required and shapes:
+            required = all(self._component(shape).get("required") for shape in shapes)
+        return schema, required
+
+    def _component(self, schema) -> dict:
+        """The schema of the component ``schema`` refers to ({} for any other schema)."""
+        if not isinstance(schema, dict) or "$ref" not in schema:
+            return {}
+        name = schema["$ref"].rsplit("/", 1)[1]
+        return self.registry[(name, ResolvedComponent.SCHEMA)].schema or {}
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)

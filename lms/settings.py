@@ -68,6 +68,18 @@ MIDDLEWARE = [
     # Last, as django-axes asks: answers a locked-out admin sign-in.
     "axes.middleware.AxesMiddleware",
 ]
+# The admin's middleware, which a request under /api/ does not pass (lms.web.chains;
+# LMS_API_CHAIN=false: every request passes all of MIDDLEWARE). The API takes no cookie, so
+# no session, user, message or CSRF token, serves no static file and has no sign-in to lock.
+LMS_API_CHAIN = env_bool("LMS_API_CHAIN", True)
+LMS_OUTSIDE_API_MIDDLEWARE = [
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "lms.web.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "lms.web.middleware.AuthenticationMiddleware",
+    "lms.web.middleware.MessageMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
 
 ROOT_URLCONF = "lms.urls"
 WSGI_APPLICATION = "lms.wsgi.application"
@@ -141,6 +153,21 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     # before 1.21) that cannot keep a statement with its connection.
     if env_bool("LMS_DB_PREPARE", True):
         _db["OPTIONS"]["prepare_threshold"] = 5
+    # The planner's price of reading a page out of order (PostgreSQL's random_page_cost),
+    # sent with the connection's start (no statement of its own): its default, 4, prices a
+    # spinning disk, and at that price a large course's roster and its counts are read by
+    # scanning and sorting the whole table instead of from the sort's index
+    # (docs/performance.md). LMS_DB_RANDOM_PAGE_COST="" keeps the server's (for a pooler
+    # that refuses start-up options, or a server tuned already).
+    _page_cost = os.environ.get("LMS_DB_RANDOM_PAGE_COST", "1.1")
+    if _page_cost:
+        try:
+            _page_cost = str(float(_page_cost))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"LMS_DB_RANDOM_PAGE_COST must be a number or empty, not {_page_cost!r}."
+            ) from None
+        _db["OPTIONS"]["options"] = f"-c random_page_cost={_page_cost}"
 DATABASES = {"default": _db}
 # A PostgreSQL standby for the API's reads (lms.db.replica; README "Read replica"): the
 # "replica" alias, its router, and the middleware that pins a caller who wrote.

@@ -12,8 +12,9 @@ from lms.web import guide
 
 
 def probe(view):
-    """A probe answers GET and HEAD, and 405 to any other method (CONTRACT 7.0). Exempt from
-    the CSRF check, which would answer 403 and log a warning for each such request."""
+    """A probe, and the guide, answer GET and HEAD, and 405 to any other method (CONTRACT
+    7.0). Exempt from the CSRF check, which would answer 403 and log a warning for each such
+    request (and which a request under /api/ does not pass: lms.web.chains)."""
 
     @csrf_exempt
     @wraps(view)
@@ -45,6 +46,7 @@ def readyz(request):
     return JsonResponse({"status": "ok", "database": "ok"})
 
 
+@probe
 def api_guide(request):
     """The API guide as an HTML page with its contents and an anchor on each section, where
     the schema's descriptions and the Swagger UI link to it."""

@@ -11,12 +11,13 @@ from django.core.signals import request_finished
 from django.urls import get_resolver
 from django.utils.module_loading import import_string
 
+from lms.web.chains import ApiChain
 from lms.web.http import Request
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lms.settings")
 
 
-class Handler(WSGIHandler):
+class Handler(ApiChain, WSGIHandler):
     request_class = Request
 
 

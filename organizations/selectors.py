@@ -6,7 +6,6 @@ from django.db.models import F, Prefetch, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from lms.db.collation import CodePointOrder
-from lms.db.compiled import Compiled
 from lms.errors import NotFound
 from lms.ids import parse_id
 from organizations.errors import InviteUnavailable
@@ -14,18 +13,6 @@ from organizations.models import Invite, InviteCourse, Membership, Organization,
 
 # Real tokens are 47 characters; anything much longer is not worth hashing.
 MAX_INVITE_TOKEN_LENGTH = 200
-
-# What reading an invite needs (its wire shape and its status), in the model's field order.
-_INVITE_FIELDS = tuple(
-    field.attname
-    for field in Invite._meta.concrete_fields
-    if field.attname in {"id", "org_id", "email", "first_name", "last_name", "state", "expires_at"}
-)
-# The token is global by design: it is how the caller finds the organization (unique).
-_INVITE = Compiled(
-    lambda token_hash: Invite.all_orgs.filter(token_hash=token_hash).values_list(*_INVITE_FIELDS),
-    prepare=True,
-)
 
 
 def administered_orgs(user) -> dict:
@@ -50,27 +37,30 @@ def invite_token_hash(raw: str) -> str | None:
 
 
 def invite_by_token(raw: str, *, for_update: bool = False) -> Invite | None:
-    """The invite a raw token opens, whatever its state, or None. One query at most (its
-    SQL compiled once per process); ``for_update`` locks its row until the transaction
-    ends and reads it whole."""
+    """The invite a raw token opens, whatever its state, or None, read whole in one query;
+    ``for_update`` locks its row until the transaction ends. (The lookup's read of the few
+    columns it answers is ``organizations.wire_reads.invite_to_read``.)"""
     token_hash = invite_token_hash(raw)
     if token_hash is None:
         return None
-    if for_update:
-        return Invite.all_orgs.filter(token_hash=token_hash).select_for_update().first()
-    row = _INVITE.first(token_hash=token_hash)
-    return None if row is None else Invite.from_db(None, _INVITE_FIELDS, row)
+    invites = Invite.all_orgs.filter(token_hash=token_hash)
+    return (invites.select_for_update() if for_update else invites).first()
 
 
-def available_invite(raw: str, *, for_update: bool = False) -> Invite:
-    """The pending, unexpired invite a raw token opens. Unknown token: NotFound; accepted,
-    revoked or expired: InviteUnavailable saying which."""
-    invite = invite_by_token(raw, for_update=for_update)
+def available(invite: Invite | None) -> Invite:
+    """``invite`` (as a token opened it) if it is pending and unexpired. None: NotFound;
+    accepted, revoked or expired: InviteUnavailable saying which."""
     if invite is None:
         raise NotFound("No invite with that token.")
     if invite.status != Invite.State.PENDING:
         raise InviteUnavailable.because(invite.status)
     return invite
+
+
+def available_invite(raw: str, *, for_update: bool = False) -> Invite:
+    """The pending, unexpired invite a raw token opens (``invite_by_token``), or the
+    refusal of ``available``."""
+    return available(invite_by_token(raw, for_update=for_update))
 
 
 def find_organization(value: str) -> Organization:

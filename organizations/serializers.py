@@ -3,9 +3,14 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 from rest_framework import serializers
-from rest_framework.fields import empty
 
-from lms.fields import JsonBooleanField, JsonIntegerField, StrictCharField, StrictUUIDField
+from lms.fields import (
+    JsonBooleanField,
+    JsonIntegerField,
+    QueryChoiceField,
+    StrictCharField,
+    StrictUUIDField,
+)
 from lms.web.shapes import Shape
 from organizations.models import INVITE_MAX_COURSES, Membership
 
@@ -157,14 +162,6 @@ class CreatedInviteSerializer(InviteRowSerializer):
     )
 
 
-class QueryChoiceField(serializers.ChoiceField):
-    """A choice in a query string, where an empty value (``status=``) is a value, not one
-    left out (as DRF reads a form)."""
-
-    def get_value(self, dictionary):
-        return dictionary.get(self.field_name, empty)
-
-
 class InviteListParams(serializers.Serializer):
     status = QueryChoiceField(choices=INVITE_STATUSES, required=False)
 
@@ -194,8 +191,10 @@ class MemberListQuery(serializers.Serializer):
         help_text="At most 200 characters: members whose e-mail address, first or last name "
         "contains it, in any case. Empty: every member.",
     )
-    role = serializers.ChoiceField(
-        choices=Membership.Role.choices, required=False, help_text="Only members of this role."
+    role = QueryChoiceField(
+        choices=Membership.Role.choices,
+        required=False,
+        help_text="Only members of this role (an empty `role=` is none of them: 400).",
     )
 
 

@@ -20,12 +20,7 @@ from organizations.errors import InviteUnavailable
 from organizations.models import INVITE_ACCEPT_KEY_PREFIX, IdempotencyRecord, Invite, Membership
 from organizations.permissions import IsOrgAdmin, IsStaffRole
 from organizations.sealing import open_accepted_token, seal_accepted_token
-from organizations.selectors import (
-    available_invite,
-    invite_token_hash,
-    invites_listed,
-    with_course_ids,
-)
+from organizations.selectors import invite_token_hash, invites_listed, with_course_ids
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
     INVITE,
@@ -51,7 +46,7 @@ from organizations.services import (
     sign_out,
 )
 from organizations.throttling import InviteLookupThrottle
-from organizations.wire_reads import members
+from organizations.wire_reads import invite_to_read, members
 
 TOKEN_PARAMETER = OpenApiParameter(
     "token",
@@ -83,7 +78,7 @@ class InviteLookupView(InviteTokenView):
         responses={200: InviteSerializer},
     )
     def get(self, request, token: str):
-        invite = available_invite(token)
+        invite = invite_to_read(token)
         response = rendered(request, INVITE.body(invite))
         response["Cache-Control"] = "no-store"
         return response

@@ -1,4 +1,6 @@
-"""The members list's read (CONTRACT 9.1), answering rows for ``serializers.MEMBER``."""
+"""The reads that answer the wire: an invite as its lookup answers it (CONTRACT 4.6, for
+``views.INVITE``) and the members list (CONTRACT 9.1), answering rows for
+``serializers.MEMBER``."""
 
 from __future__ import annotations
 
@@ -8,8 +10,33 @@ from collections import namedtuple
 from django.db.models import F, QuerySet
 
 from lms.db.collation import CodePointOrder
+from lms.db.compiled import Compiled
 from lms.pagination import Page, page_rows
-from organizations.models import SEARCH_SEPARATOR, Membership
+from organizations.models import SEARCH_SEPARATOR, Invite, Membership
+from organizations.selectors import available, invite_token_hash
+
+# What the lookup needs of an invite (its wire shape and its status), in the model's field
+# order.
+_INVITE_FIELDS = tuple(
+    field.attname
+    for field in Invite._meta.concrete_fields
+    if field.attname in {"id", "org_id", "email", "first_name", "last_name", "state", "expires_at"}
+)
+# The token is global by design: it is how the caller finds the organization (unique).
+_INVITE = Compiled(
+    lambda token_hash: Invite.all_orgs.filter(token_hash=token_hash).values_list(*_INVITE_FIELDS),
+    prepare=True,
+)
+
+
+def invite_to_read(raw: str) -> Invite:
+    """The pending, unexpired invite a raw token opens, holding only what its lookup answers
+    and its status; refused as ``selectors.available`` refuses. One query at most, its SQL
+    compiled once per process."""
+    token_hash = invite_token_hash(raw)
+    row = None if token_hash is None else _INVITE.first(token_hash=token_hash)
+    return available(None if row is None else Invite.from_db(None, _INVITE_FIELDS, row))
+
 
 MemberRow = namedtuple("MemberRow", "id email first_name last_name role created_at")
 _COLUMNS = ("id", "user__email", "user__first_name", "user__last_name", "role", "created_at")

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test import Client
+from django.test.client import ClientHandler
 
+from lms.web.chains import ApiChain
 from organizations.models import Membership, Organization
 from organizations.services import create_api_token
 from tests.factories import MembershipFactory
@@ -50,15 +52,27 @@ def org_fixture(make: Callable[..., Any], of: str = "org", **options: Any):
     return record
 
 
+class ChainedClientHandler(ApiChain, ClientHandler):
+    """The test client's handler with the WSGI application's two chains (lms.web.chains)."""
+
+
+class ChainedClient(Client):
+    """Django's test client whose requests take the chains that the WSGI application's do."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.handler = ChainedClientHandler(self.handler.enforce_csrf_checks)
+
+
 class ApiClient:
     """Django's test client speaking JSON with ``Authorization: Bearer``.
 
     Requests run through the whole stack (middleware, routing, auth, the views), as a
-    client's would; only the socket is skipped.
+    client's would, by the way the WSGI application sends them; only the socket is skipped.
     """
 
     def __init__(self) -> None:
-        self.client = Client(raise_request_exception=False)
+        self.client = ChainedClient(raise_request_exception=False)
 
     def request(
         self,

@@ -65,18 +65,29 @@ class WireTime(_Wire):
         return f"(replace({sql}, ' ', 'T') || 'Z')", params
 
 
-def wire_columns(model: type[models.Model], names: tuple[str, ...]) -> list[str | Func]:
+def wire_columns(
+    model: type[models.Model], names: tuple[str, ...], *, through: str | None = None
+) -> list[str | Func]:
     """``values_list`` arguments that read ``names`` (attribute names of ``model``'s
-    columns) with ids and timestamps as wire text, and every other column as stored."""
+    columns) with ids and timestamps as wire text, and every other column as stored.
+
+    ``through``: the columns are read from a queryset of another model, through its foreign
+    key of that name to ``model``: its id is the key's own column (no join), its ``org_id``
+    the row's own (tenant rows point only at rows of their organization), any other column
+    the related row's (``through__name``)."""
     fields = {field.attname: field for field in model._meta.concrete_fields}
+    primary_key = model._meta.pk.attname if model._meta.pk else None
     columns: list[str | Func] = []
     for name in names:
         field = fields[name]
         target = field.target_field if field.is_relation else field  # type: ignore[attr-defined]
+        path = name
+        if through is not None and name != "org_id":
+            path = f"{through}_id" if name == primary_key else f"{through}__{name}"
         if isinstance(target, models.UUIDField):
-            columns.append(WireId(name))
+            columns.append(WireId(path))
         elif isinstance(field, models.DateTimeField):
-            columns.append(WireTime(name))
+            columns.append(WireTime(path))
         else:
-            columns.append(name)
+            columns.append(path)
     return columns

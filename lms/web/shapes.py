@@ -15,7 +15,8 @@ rest from it::
 - ``body(row)``: the body of a row read through ``columns``; ``body_of(row)``: of a row
   holding the same values as Python objects (a ``UUID``, an aware ``datetime``), such as
   the rows a write has in hand; ``bodies``, ``bodies_of``: a list of them.
-- ``record``: a named tuple of ``sources``, for code that works with such rows.
+- ``record``: a named tuple of ``sources``, for code that works with such rows, or that
+  composes an answer by name (a course's outline: ``record(id=..., title=..., ...)``).
 
 A field added to the model changes nothing here; a field added to the serializer is read,
 answered and documented at once. The builders are generated Python (as ``dataclasses``
@@ -137,7 +138,8 @@ class Shape:
                     " a source that is one, or answer this body through the serializer)."
                 )
             self.columns = tuple(wire_columns(self.model, self.sources))
-            self.record: Any = namedtuple(f"{self.model.__name__}Row", self.sources)  # type: ignore[misc]
+        name = f"{self.model.__name__}Row" if self.model else label.removesuffix("Serializer")
+        self.record: Any = namedtuple(name, self.sources)  # type: ignore[misc]
 
     def bodies(self, rows: Iterable[Any]) -> list[dict]:
         """``body`` of each row (read through ``columns``)."""

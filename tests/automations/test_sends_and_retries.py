@@ -16,7 +16,7 @@ from django_tasks_db.models import DBTaskResult
 
 from automations import runs
 from automations.models import AutomationRun
-from automations.services import example_event_data
+from automations.selectors import example_event_data
 from learn.models import Enrollment
 from learn.services import enroll
 from tests.automations.factories import AutomationFactory, welcome_email

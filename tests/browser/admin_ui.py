@@ -180,6 +180,13 @@ class AdminUI:
         labels = self.field(name).locator("option").all_inner_texts()
         return [label.strip() for label in labels if label.strip() != EMPTY_CHOICE]
 
+    def follow(self, target) -> None:
+        """Click ``target`` (a link or a submit button) and wait for the page it loads: a
+        click returns before the navigation starts, so reading the page right after it
+        would read the old one."""
+        with self.page.expect_navigation():
+            target.click()
+
     def save(self, button: str = "_save") -> None:
         with self.page.expect_navigation():
             self.page.click(f"#content-main form [name='{button}']")

@@ -180,15 +180,13 @@ def test_a_refused_delivery_reads_as_a_log_with_its_answer_and_no_credential(
     assert row.locator(".field-failed_recently").inner_text().strip() == "1"
     shoot(ui.page, "automation-list")
 
-    row.locator(".field-failed_recently a").click()
-    ui.page.wait_for_load_state()
+    ui.follow(row.locator(".field-failed_recently a"))
     [listed] = ui.changelist_rows()
     assert "Tell the CRM" in listed and "ada@example.com" in listed
     assert "The endpoint answered 500." in listed and "theirs@example.com" not in listed
     shoot(ui.page, "automation-runs")
 
-    ui.page.locator("#result_list tbody tr th a").first.click()
-    ui.page.wait_for_load_state()
+    ui.follow(ui.page.locator("#result_list tbody tr th a").first)
     delivery = ui.page.locator("#delivery-1")
     assert delivery.locator(".lms-delivery-status").inner_text() == "failed"
     assert delivery.locator(".lms-delivery-attempts").inner_text() == "1"

@@ -126,8 +126,7 @@ def test_staff_build_a_course_of_two_modules_and_four_rules_without_json(
     ]
 
     # An activity's own page: the same editor, with the rule table as help.
-    ui.page.locator("#modules-1-activities-1 a.inlinechangelink").click()
-    ui.page.wait_for_load_state()
+    ui.follow(ui.page.locator("#modules-1-activities-1 a.inlinechangelink"))
     assert ui.field("rule_type").input_value() == "score"
     shoot(ui.page, "activity-rule")
     assert "completed when" in ui.main_text().lower()

@@ -43,7 +43,7 @@ def test_staff_enrol_three_members_with_a_due_date_from_the_course_page(
 
     ui = admin_as(staff.user)
     ui.open_change(course)
-    ui.page.get_by_role("link", name="Enrol members").click()
+    ui.follow(ui.page.get_by_role("link", name="Enrol members"))
     assert ui.path == reverse("admin:learn_course_enrol", args=[course.pk])
     ui.fill(
         {
@@ -54,7 +54,7 @@ def test_staff_enrol_three_members_with_a_due_date_from_the_course_page(
             "due_at": "2099-01-31T17:00",
         }
     )
-    ui.page.get_by_role("button", name="Enrol").click()
+    ui.follow(ui.page.get_by_role("button", name="Enrol"))
 
     def listed(list_id: str) -> list[str]:
         return ui.page.locator(f"#{list_id} li").all_inner_texts()

@@ -100,9 +100,9 @@ def test_a_link_that_loses_a_race_is_retried_and_answers_200(
     """Simulates a writer that bypassed the lock: the first attempt reads no links, so its
     insert meets the one already stored and the database refuses it."""
     link(download, asset)
-    real = services._current_links
+    real = services.current_links
     stale = iter([[]])
-    monkeypatch.setattr(services, "_current_links", lambda *a: next(stale, None) or real(*a))
+    monkeypatch.setattr(services, "current_links", lambda *a: next(stale, None) or real(*a))
 
     response = api.post(
         f"/api/downloads/{download.id}/assets", {"assetId": str(asset.id)}, token=owner.token
@@ -117,7 +117,7 @@ def test_a_link_that_keeps_losing_is_409_conflict_never_500(
     api, owner, org, download, asset, monkeypatch
 ):
     link(download, asset)
-    monkeypatch.setattr(services, "_current_links", lambda *a: [])
+    monkeypatch.setattr(services, "current_links", lambda *a: [])
 
     response = api.post(
         f"/api/downloads/{download.id}/assets", {"assetId": str(asset.id)}, token=owner.token

@@ -165,3 +165,23 @@ def test_the_upgrading_section_names_tests_that_exist():
     assert len(named) > 10 and named - defined == set()
     here = set(re.findall(r"^def (test_\w+)\(", Path(__file__).read_text(), re.M))
     assert here - {"test_the_upgrading_section_names_tests_that_exist"} <= named
+
+
+# --- lms/web/chains.py -----------------------------------------------------------------------
+
+
+def test_a_handler_builds_its_chain_from_settings_middleware_when_loaded(settings):
+    """``api_handler`` sets ``settings.MIDDLEWARE`` to the API's list for the time of
+    ``BaseHandler.load_middleware``, which must read it then, and ``get_response`` must
+    answer through the chain so built (``_middleware_chain``)."""
+    from django.core.handlers.base import BaseHandler
+
+    from lms.web.chains import api_handler, api_middleware
+
+    assert _parameters(BaseHandler.load_middleware) == ["self", "is_async"]
+    assert "settings.MIDDLEWARE" in inspect.getsource(BaseHandler.load_middleware)
+    assert "self._middleware_chain(request)" in inspect.getsource(BaseHandler.get_response)
+    handler = api_handler()
+    outermost = handler._middleware_chain.__wrapped__  # convert_exception_to_response's
+    assert type(outermost).__module__ + "." + type(outermost).__name__ == api_middleware()[0]
+    assert api_middleware() != settings.MIDDLEWARE  # the full list is back

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from rest_framework import serializers
 
 from bundles.models import Bundle
-from learn.models import Activity
+from learn.models import Activity, Course, Module
 from lms.db.wire import WireId, WireTime, wire_columns
 from lms.serializers import wire_time
 from tests.bundles.factories import add_bundles
+from tests.learn.factories import CourseFactory, ModuleFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -98,6 +99,20 @@ def test_wire_columns_pick_an_expression_by_field():
     assert kinds == ["WireId", "WireId", "WireId", "seq", "settings", "WireTime", "WireTime"]
     with pytest.raises(KeyError):
         wire_columns(Activity, ("no_such_column",))
+
+
+def test_columns_read_through_a_key_are_the_related_rows(org):
+    """A course's columns read from its modules, through their key to it: its id is the
+    key's column, its organization the module's own, any other the course's."""
+    module = ModuleFactory(course=CourseFactory(org=org, title="Through"))
+    names = ("id", "org_id", "title", "created_at")
+    columns = wire_columns(Course, names, through="course")
+    sources = [column if isinstance(column, str) else column.source_expressions[0].name
+               for column in columns]  # fmt: skip
+    assert sources == ["course_id", "org_id", "course__title", "course__created_at"]
+    through = Module.objects.for_org(org).filter(id=module.id).values_list(*columns)
+    direct = Course.objects.for_org(org).values_list(*wire_columns(Course, names))
+    assert list(through) == list(direct)
 
 
 def test_another_database_is_refused_not_misread():

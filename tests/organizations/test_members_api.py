@@ -106,6 +106,7 @@ def test_role_filters_and_paging(http, org, owner):
     [
         ({"role": "superuser"}, {"role"}),
         ({"role": "Owner"}, {"role"}),
+        ({"role": ""}, {"role"}),  # a value, and none of the four (CONTRACT 9.1)
         ({"search": "x" * 201}, {"search"}),
         ({"page": "0"}, {"page"}),
         ({"pageSize": "101"}, {"pageSize"}),

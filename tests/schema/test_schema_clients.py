@@ -143,6 +143,15 @@ def test_openapi_typescript_output_compiles_under_tsc_strict(schema_file, tmp_pa
         'export const data: Data = {courseId: "c", memberId: "m", email: "e@example.com"};\n'
         'type Settings = components["schemas"]["ActivitySettings"];\n'
         'export const rule: Settings = {completion: {type: "time", minSeconds: 60}};\n'
+        'type Create = components["schemas"]["AutomationWriteRequest"];\n'
+        'const email = {type: "send_email" as const, '
+        'input: {to: "learner", subject: "S", body: ""}};\n'
+        'export const aimed: Create = {name: "n", trigger: "activity.completed", '
+        'actions: [email], conditions: {courseIds: ["c"], activityIds: ["a"]}};\n'
+        # A condition its trigger cannot use does not compile.
+        'export const wrong: Create = {name: "n", trigger: "enrollment.created", '
+        'actions: [email], conditions: {courseIds: ["c"], // @ts-expect-error\n'
+        'activityIds: ["a"]}};\n'
     )
     done = subprocess.run(
         [str(tools["tsc"]), "--strict", "--noEmit", str(types), str(use)],

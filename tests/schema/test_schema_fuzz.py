@@ -44,7 +44,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.parameters import ParameterLocation
 
-from automations.registry import MAX_INPUT_BYTES, TRIGGERS, json_size
+from automations.registry import MAX_INPUT_BYTES, json_size
 from tests.schema import fuzz_stats
 
 SCHEMA_PATH = "/api/schema/?format=json"
@@ -238,16 +238,16 @@ def keep_automation_rules(case, manifest: dict[str, Any]) -> None:
 
 
 def keep_condition_rules(case, body: dict, manifest: dict[str, Any]) -> None:
-    """Conditions (CONTRACT 8.7) name the organization's courses and activities, and only
-    those its trigger can use; a PATCH that leaves the stored trigger as it is (unknown
-    here) gets none."""
+    """Conditions (CONTRACT 8.7) name the organization's courses and activities (the
+    schema gives each trigger's body only the keys it takes). A PATCH that sends the
+    trigger without the conditions, or the conditions without the trigger, is judged by
+    the stored other (unknown here): it sends none (`{}`) instead."""
+    if case.method.upper() == "PATCH" and ("trigger" in body) != ("conditions" in body):
+        body["conditions"] = {}
+        return
     conditions = body.get("conditions")
     if not isinstance(conditions, dict):
         return
-    if case.method.upper() == "PATCH" and "trigger" not in body:
-        body["conditions"] = {}
-        return
-    trigger = TRIGGERS.get(body.get("trigger")) if isinstance(body.get("trigger"), str) else None
     courses = manifest.get("org", {}).get("courses") or []
     known = {
         "courseIds": [course["id"] for course in courses],
@@ -255,7 +255,7 @@ def keep_condition_rules(case, body: dict, manifest: dict[str, Any]) -> None:
     }
     for key in list(conditions):
         ids = conditions[key]
-        if trigger is None or key not in trigger.conditions or not known.get(key):
+        if not known.get(key):
             del conditions[key]
         elif isinstance(ids, list):
             conditions[key] = [known[key][n % len(known[key])] for n in range(len(ids))]
