@@ -223,7 +223,7 @@ def webhook(run: AutomationRun, index: int, data: dict) -> Outcome:
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
         # During the overlap after a rotation, the new secret's signature and the old one's,
-        # space-separated, as Standard Webhooks allows (contract 8.8).
+        # space-separated, as Standard Webhooks allows (CONTRACT 8.8).
         "webhook-signature": " ".join(
             sign(secret, message_id, timestamp, body)
             for secret in automation.signing_secrets(timezone.now())

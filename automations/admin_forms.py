@@ -38,7 +38,7 @@ FIELD_CONTROLS = {
     "method": CHOICE,
     "to": RECIPIENT,
 }
-# The fixed values of a select (the registry's own: contract 7.2), as (value, label).
+# The fixed values of a select (the registry's own: CONTRACT 7.2), as (value, label).
 CHOICES = {"method": [("POST", "POST"), ("PUT", "PUT")]}
 # The recipient select: a role, or "an address" with the address in a box of its own.
 ADDRESS = "address"
@@ -68,7 +68,7 @@ PRESENTATION = {
 }
 # An error of the actions editor that shows beside its input, not above the editor.
 PLACED = "placed"
-# What send_email's subject and body may say (docs/api.md, 7.2 of the contract).
+# What send_email's subject and body may say (CONTRACT 7.2; docs/api.md).
 PLACEHOLDERS = (
     "{{ learner.firstName }}",
     "{{ learner.email }}",

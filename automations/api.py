@@ -1,11 +1,8 @@
-"""What other apps may use of automations: the model, and saving one through the same
-validation as the API and the admin.
+"""What other apps may use of automations: nothing yet. No app builds on automations (the
+table of docs/architecture.md); what an app needs of it is added here, and only here.
 
 Another app imports this module only, never the app's other modules
 (``tests/lms/test_layers.py``): what is not here is the app's own, free to change.
 """
 
-from automations.models import Automation
-from automations.services import save_automation
-
-__all__ = ["Automation", "save_automation"]
+__all__: list[str] = []

@@ -92,7 +92,7 @@ def _foreign_condition_ids(org_id: uuid.UUID, conditions: dict[str, list]) -> Pr
 def trigger_room_problems(
     *, org_id: uuid.UUID, trigger: str, exclude_id: uuid.UUID | None, field: str
 ) -> Problems:
-    """Contract 8.9: at most ``LMS_AUTOMATIONS_PER_TRIGGER`` enabled automations of one
+    """CONTRACT 8.9: at most ``LMS_AUTOMATIONS_PER_TRIGGER`` enabled automations of one
     organization have one trigger. What a create, or a change that enables an automation or
     moves it to another trigger, may not exceed; ``{field: [why]}`` when it would."""
     # The model by its label: automations.models validates with this module, so it cannot be

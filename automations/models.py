@@ -54,7 +54,7 @@ class Automation(OrgScopedModel):
     description = models.TextField(blank=True)
     trigger = models.CharField(max_length=64)
     actions = models.JSONField(default=list)
-    # Which of the trigger's events run it (contract 8.7): ``{}`` (every one), or
+    # Which of the trigger's events run it (CONTRACT 8.7): ``{}`` (every one), or
     # ``courseIds`` / ``activityIds`` lists of the organization's ids, lower-case
     # (``registry.CONDITIONS``); matched in SQL where an event finds its automations.
     conditions = models.JSONField(default=dict, blank=True)
@@ -62,7 +62,7 @@ class Automation(OrgScopedModel):
     # Signs the automation's webhooks; shown once, when the automation is created over the API.
     signing_secret = models.CharField(max_length=64, default=new_signing_secret, editable=False)
     # The secret before the last rotation, and when that was: deliveries are signed with both
-    # for LMS_WEBHOOK_SECRET_OVERLAP_SECONDS after it (contract 8.8).
+    # for LMS_WEBHOOK_SECRET_OVERLAP_SECONDS after it (CONTRACT 8.8).
     previous_signing_secret = models.CharField(
         max_length=64, blank=True, default="", editable=False
     )
@@ -321,7 +321,7 @@ class AutomationRun(OrgScopedModel):
     occurred_at = models.DateTimeField()
     event_data = models.JSONField(default=dict)
     depth = models.PositiveSmallIntegerField(default=0)
-    # A test send (contract 8.8): its event is an example, its e-mails go to the member who
+    # A test send (CONTRACT 8.8): its event is an example, its e-mails go to the member who
     # asked for it (``tested_by``, a membership's id), and it enrolls nobody.
     test = models.BooleanField(default=False)
     tested_by = models.UUIDField(null=True, blank=True)

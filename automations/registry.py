@@ -26,7 +26,7 @@ from lms.ids import parse_id
 
 Problems = dict[str, list[str]]
 
-# Contract 8.9: an automation has at most 20 actions, and each action's input is at most
+# CONTRACT 8.9: an automation has at most 20 actions, and each action's input is at most
 # 16 KiB of JSON (compact, UTF-8), so a run that copies them stays small.
 MAX_ACTIONS = 20
 MAX_INPUT_BYTES = 16 * 1024
@@ -427,7 +427,7 @@ ACTION_TYPES: dict[str, ActionType] = {
 
 @dataclass(frozen=True)
 class Condition:
-    """A key of an automation's ``conditions`` (contract 8.7): a list of ids of ``model``
+    """A key of an automation's ``conditions`` (CONTRACT 8.7): a list of ids of ``model``
     (a model label of the organization's records); an event meets it when its data's
     ``data_key`` is one of them. ``description`` says so to API consumers."""
 
@@ -593,19 +593,6 @@ def describe_problem(path: str, message: str, actions: Any) -> str:
     action_type = action.get("type") if isinstance(action, dict) else None
     where = f"Action {index + 1}" + (f" ({action_type})" if isinstance(action_type, str) else "")
     return f"{where}, {parts[2]}: {message}" if len(parts) == 3 else f"{where}: {message}"
-
-
-def schema_text() -> str:
-    """The registry for people (the admin's help text)."""
-    lines = ["Triggers: " + ", ".join(TRIGGERS) + ".", "Action types:"]
-    for action_type in ACTION_TYPES.values():
-        fields = "; ".join(
-            f"{f.name}{'' if f.required else ' (optional)'}: {f.doc}" for f in action_type.fields
-        )
-        lines.append(
-            f'- {action_type.name}: {{"type": "{action_type.name}", "input": {{{fields}}}}}'
-        )
-    return "\n".join(lines)
 
 
 def _data_value(key: str) -> dict:

@@ -48,7 +48,7 @@ DONE = (ActionStatus.SUCCEEDED, ActionStatus.SKIPPED)
 
 def record_runs(events: Sequence[Event]) -> None:
     """One pending run per enabled automation of an event's organization and trigger whose
-    conditions the event meets (contract 8.7: matched in the same query), for each of the
+    conditions the event meets (CONTRACT 8.7: matched in the same query), for each of the
     events one write made (an ``lms.events`` batch receiver), in the caller's transaction:
     per kind of event among them (organization, trigger and the values its conditions look
     at; an enrolment of many members in one course is one kind) one lookup, then one

@@ -29,7 +29,7 @@ def oldest_pending_run_seconds() -> float:
 
 
 def example_event_data(*, org: Organization, automation: Automation, caller) -> dict:
-    """An example of the data of ``automation``'s trigger (contract 7.2's shape) for a test
+    """An example of the data of ``automation``'s trigger (CONTRACT 7.2's shape) for a test
     send: the caller as the member, and the course and activity the automation is aimed at
     (else the organization's first, else an example id), so that its e-mails read as real
     ones would."""

@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -16,7 +17,7 @@ from automations.runs import retry_run as start_again
 from automations.runs import revision_of
 from automations.selectors import example_event_data, membership_id_of
 from lms.db.integrity import UniqueRefusal
-from lms.errors import Conflict, Throttled, validation_error
+from lms.errors import Conflict, Throttled
 from lms.ids import uuid7
 from lms.tenancy import get_or_404
 from organizations.api import Organization, take_slot
@@ -25,14 +26,14 @@ from organizations.api import Organization, take_slot
 def definition_or_error(
     *, org_id, trigger: Any, actions: Any, conditions: Any = None
 ) -> Definition:
-    """The valid definition, else a validation_error whose details name each offending value
-    by wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``,
+    """The valid definition, else a ValidationError that names each offending value by its
+    wire path (``trigger``, ``actions.1.type``, ``actions.0.input.url``,
     ``conditions.courseIds.0``)."""
     definition, problems = check_definition(
         org_id=org_id, trigger=trigger, actions=actions, conditions=conditions
     )
     if definition is None:
-        raise validation_error(problems)
+        raise DjangoValidationError(problems)
     return definition
 
 
@@ -130,7 +131,7 @@ def update_automation(
     automation = get_or_404(Automation.objects.for_org(org).select_for_update(), id=automation_id)
     trigger = changes.get("trigger", automation.trigger)
     actions = changes.get("actions", automation.actions)
-    # Conditions sent replace the whole object (contract 8.7); kept ones are checked against
+    # Conditions sent replace the whole object (CONTRACT 8.7); kept ones are checked against
     # a new trigger.
     conditions = changes.get("conditions", automation.conditions)
     definition = definition_or_error(
@@ -148,7 +149,7 @@ def update_automation(
 
 @transaction.atomic
 def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
-    """Give the automation a new signing secret and answer it (contract 8.8: shown this
+    """Give the automation a new signing secret and answer it (CONTRACT 8.8: shown this
     once). The one it replaces is kept, with the time of the rotation: deliveries carry
     both signatures for ``LMS_WEBHOOK_SECRET_OVERLAP_SECONDS``, and a third while the one
     before is still inside its own overlap (``Automation.rotate_secret``). Unknown or foreign
@@ -171,7 +172,7 @@ def rotate_secret(*, org: Organization, automation_id: uuid.UUID) -> str:
 
 @transaction.atomic
 def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> AutomationRun:
-    """Record a run of the automation for a test event (contract 8.8), enabled or not, and
+    """Record a run of the automation for a test event (CONTRACT 8.8), enabled or not, and
     hand it to the worker after the commit, as an event's runs are. ``caller`` is the
     Membership that asks (the API's), or a staff User (the admin's; its membership of the
     organization, if any, is the one to pass): the example event's member, to whose
@@ -205,7 +206,7 @@ def send_test(*, org: Organization, automation_id: uuid.UUID, caller) -> Automat
 
 def retry_run(*, org: Organization, automation_id: uuid.UUID, run_id: uuid.UUID) -> AutomationRun:
     """Run a failed run of the automation again from its first action that did not succeed
-    (contract 8.8; ``automations.runs.retry_run``), the webhooks keeping their
+    (CONTRACT 8.8; ``automations.runs.retry_run``), the webhooks keeping their
     ``webhook-id``. Unknown or foreign automation or run: NotFound; a run that is not
     failed: Conflict. The run row is locked, so that two retries at once start it once."""
     with transaction.atomic():

@@ -82,7 +82,7 @@ GUIDE = "See Automations in the [API guide](/api/docs/guide)."
 
 
 class AutomationListView(_AdminListView):
-    """GET and POST /api/automations (contract 7.1): owner, admin."""
+    """GET and POST /api/automations (CONTRACT 7.1): owner, admin."""
 
     model = Automation
     serializer_class = AutomationSerializer
@@ -90,7 +90,7 @@ class AutomationListView(_AdminListView):
 
     @property
     def error_statuses(self) -> tuple[str, ...]:
-        # A create whose name is taken: 409 conflict naming name (contract 7.1).
+        # A create whose name is taken: 409 conflict naming name (CONTRACT 7.1).
         method = getattr(getattr(self, "request", None), "method", "GET")
         return ("409",) if method == "POST" else ()
 
@@ -148,7 +148,7 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
 
     @property
     def error_statuses(self) -> tuple[str, ...]:
-        # A rename to a taken name: 409 conflict naming name (contract 7.1).
+        # A rename to a taken name: 409 conflict naming name (CONTRACT 7.1).
         method = getattr(getattr(self, "request", None), "method", "GET")
         return ("409",) if method == "PATCH" else ()
 
@@ -206,7 +206,7 @@ class AutomationDetailView(OrgScopedViewMixin, APIView):
 
 
 class AutomationRunListView(_AdminListView):
-    """GET /api/automations/{id}/runs (contract 7.1): owner, admin; newest first."""
+    """GET /api/automations/{id}/runs (CONTRACT 7.1): owner, admin; newest first."""
 
     model = AutomationRun
     serializer_class = AutomationRunSerializer
@@ -253,7 +253,7 @@ class _AutomationOperationView(OrgScopedViewMixin, APIView):
 
 
 class AutomationRotateSecretView(_AutomationOperationView):
-    """POST /api/automations/{id}/rotate-secret (contract 8.8)."""
+    """POST /api/automations/{id}/rotate-secret (CONTRACT 8.8)."""
 
     @extend_schema(
         operation_id="rotate_automation_secret",
@@ -273,7 +273,7 @@ class AutomationRotateSecretView(_AutomationOperationView):
 
 
 class AutomationTestView(_AutomationOperationView):
-    """POST /api/automations/{id}/test (contract 8.8)."""
+    """POST /api/automations/{id}/test (CONTRACT 8.8)."""
 
     @extend_schema(
         operation_id="test_automation",
@@ -293,7 +293,7 @@ class AutomationTestView(_AutomationOperationView):
 
 
 class AutomationRunRetryView(_AutomationOperationView):
-    """POST /api/automations/{id}/runs/{runId}/retry (contract 8.8)."""
+    """POST /api/automations/{id}/runs/{runId}/retry (CONTRACT 8.8)."""
 
     @property
     def error_statuses(self) -> tuple[str, ...]:

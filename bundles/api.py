@@ -1,11 +1,8 @@
-"""What other apps may use of bundles: the model, and the bulk insert that keeps the
-organization's tally.
+"""What other apps may use of bundles: nothing yet. No app builds on bundles (the table of
+docs/architecture.md); what an app needs of it is added here, and only here.
 
 Another app imports this module only, never the app's other modules
 (``tests/lms/test_layers.py``): what is not here is the app's own, free to change.
 """
 
-from bundles.models import Bundle
-from bundles.services import NewBundle, insert_bundles
-
-__all__ = ["Bundle", "NewBundle", "insert_bundles"]
+__all__: list[str] = []

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ErrorDetail
 from bundles.models import Bundle
 from lms import sorting
 from lms.db.collation import CodePointOrder
+from lms.schema import query_parameter
 from lms.sorting import SortKey
 
 SEARCH_MAX_LENGTH = 200
@@ -87,6 +88,9 @@ class BundleFilterSet(django_filters.FilterSet):
     def filter_search(self, queryset, name: str, value: str):
         return queryset.search(value)
 
+
+# The list's parameters in the schema, as the filter set declares them.
+LIST_PARAMETERS = [query_parameter("search", SEARCH_SCHEMA), query_parameter("sort", SORT_SCHEMA)]
 
 # The filter set's form fields, built once: a FilterSet and its form deep-copy their filters
 # and fields each time they are instantiated.

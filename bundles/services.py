@@ -16,15 +16,6 @@ from bundles.models import Bundle
 from organizations.api import Organization
 
 
-@transaction.atomic
-def create_bundle(*, org: Organization, name: str, description: str = "") -> Bundle:
-    """A new bundle of ``org`` named ``name`` (validated like the admin form does)."""
-    bundle = Bundle(org=org, name=name, description=description)
-    bundle.full_clean()
-    bundle.save()
-    return bundle
-
-
 @dataclass(frozen=True)
 class NewBundle:
     name: str

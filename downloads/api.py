@@ -1,12 +1,10 @@
-"""What other apps may use of downloads: the media library's assets, downloads, and the
-services that link and unlink an asset and read a download's links.
+"""What other apps may use of downloads: the download, which a bundle points at (by its app
+label).
 
 Another app imports this module only, never the app's other modules
 (``tests/lms/test_layers.py``): what is not here is the app's own, free to change.
 """
 
-from downloads.models import Asset, Download
-from downloads.services import link_asset, unlink_asset
-from downloads.wire_reads import download_links
+from downloads.models import Download
 
-__all__ = ["Asset", "Download", "download_links", "link_asset", "unlink_asset"]
+__all__ = ["Download"]

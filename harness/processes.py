@@ -1,7 +1,7 @@
 """The one process harness: start ``gunicorn -c gunicorn.conf.py`` on a free loopback port,
 wait until it answers, and always stop it (SIGTERM, then SIGKILL of its process group).
 
-Used by the tests that cross process boundaries (tests/proof, tests/organizations) and by the
+Used by the tests that cross process boundaries (tests/deployment, tests/organizations) and by the
 load bench (bench/load.py), so that every server is started, awaited and stopped one way. It
 lives outside both, so the bench does not import the tests.
 """

@@ -15,12 +15,12 @@ from learn.models import (
     Course,
     CourseCompletion,
     Enrollment,
-    IdempotencyRecord,
     Module,
     Progress,
 )
 from learn.services import enroll
 from lms.demo import DemoOrg
+from organizations.api import IdempotencyRecord
 
 VIDEO_SECONDS = 600
 DOCUMENT_PAGES = 10

@@ -1,4 +1,4 @@
-"""The learn app's events (contract 7.2): each names its course and the member, by the
+"""The learn app's events (CONTRACT 7.2): each names its course and the member, by the
 membership's id and the user's e-mail address, after the ids of its own subject."""
 
 from __future__ import annotations

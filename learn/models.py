@@ -16,8 +16,8 @@ from django.db.models import Q
 from learn import completion
 from lms.db import statements
 from lms.db.collation import CodePointOrder
+from lms.json_depth import nested_too_deep
 from lms.tenancy import OrgScopedModel, org_scoped_key, org_unique
-from lms.web.parsers import nested_too_deep
 
 MEMBERSHIP = "organizations.Membership"
 
@@ -317,24 +317,6 @@ class ProgressReport(OrgScopedModel):
 
     def __str__(self) -> str:
         return f"{self.type or 'report'} at {self.created_at:%Y-%m-%d %H:%M:%S}"
-
-
-class IdempotencyRecord(OrgScopedModel):
-    """The first answer to a caller's ``Idempotency-Key``, replayed for 24 hours."""
-
-    membership = org_scoped_key(MEMBERSHIP, related_name="+")
-    key = models.CharField(max_length=255)
-    response_status = models.PositiveSmallIntegerField()
-    response_body = models.JSONField()
-
-    class Meta:
-        constraints = [org_unique("membership", "key", name="idempotency_org_member_key")]
-        indexes = [
-            models.Index(fields=["org", "membership", "created_at"], name="idempotency_org_created")
-        ]
-
-    def __str__(self) -> str:
-        return self.key
 
 
 class CourseCompletion(OrgScopedModel):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import (
     Count,
     Exists,
@@ -32,7 +33,6 @@ from learn.models import (
     Progress,
 )
 from lms.db.compiled import Compiled
-from lms.errors import validation_error
 from lms.tenancy import OrgRef, get_or_404
 from organizations.api import Membership, Organization, member_ids, member_ids_by_email
 
@@ -241,7 +241,7 @@ def members_named(*, org_id: uuid.UUID, data: dict) -> list[uuid.UUID]:
         field, message = "emails", "No member of the organization has this e-mail address."
     unknown = {f"{field}.{index}": [message] for index, item in enumerate(found) if item is None}
     if unknown:
-        raise validation_error(unknown)
+        raise DjangoValidationError(unknown)
     return found  # type: ignore[return-value]  # none is None: raised above
 
 

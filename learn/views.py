@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from learn.models import Course, Enrollment, IdempotencyRecord
+from learn.models import Course, Enrollment
 from learn.roster_csv import roster_csv_response
 from learn.selectors import course_progress, members_named
 from learn.serializers import (
@@ -47,12 +47,12 @@ from learn.wire_reads import (
 from lms import idempotency
 from lms.errors import flatten_details, validation_error
 from lms.idempotency import idempotent
-from lms.pagination import Page, PagedListView, PageParams, envelope, read_page
+from lms.pagination import Page, PageParams, envelope, paged, read_page
 from lms.tenancy import OrgScopedViewMixin, ids_or_404, not_found
 from lms.web.csv_export import CsvErrorsAsJson, wants_csv
 from lms.web.renderers import rendered
 from lms.web.request_id import current_request_id
-from organizations.api import IsOrgAdmin, IsStaffRole
+from organizations.api import IdempotencyRecord, IsOrgAdmin, IsStaffRole
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     idempotency.HEADER,
@@ -78,8 +78,8 @@ def _valid(request, serializer_class):
 
 
 def _idempotent(request, write):
-    """``write()`` (status, body) answered, once per caller and ``Idempotency-Key`` (a learn
-    write's ``IdempotencyRecord``); a replay carries ``Idempotent-Replayed: true``."""
+    """``write()`` (status, body) answered, once per caller and ``Idempotency-Key`` (an
+    ``IdempotencyRecord``); a replay carries ``Idempotent-Replayed: true``."""
     answer = idempotent(
         store=IdempotencyRecord,
         org=request.auth.org,
@@ -184,14 +184,14 @@ class CourseProgressView(OrgScopedViewMixin, APIView):
         return Response(CourseProgressSerializer(progress).data)
 
 
-class MyCoursesView(OrgScopedViewMixin, PagedListView):
+class MyCoursesView(OrgScopedViewMixin, APIView):
     """The published courses the caller is enrolled in, most recently enrolled first, a page
     at a time, each with the caller's status, progress and completion."""
 
     model = Enrollment
-    serializer_class = EnrolledCourseSerializer
 
     @extend_schema(
+        responses=paged(EnrolledCourseSerializer),
         operation_id="list_my_courses",
         summary="List the courses you are enrolled in",
         description="Any member: the published courses the caller is enrolled in, most "

@@ -518,58 +518,6 @@ def roster_page(
     return [roster_row(row) for row in rows], total
 
 
-# Keyset chunks: each row is followed by its sort values as stored, which the next chunk
-# starts after.
-def _after(sort: Sequence[SortKey], values: Sequence) -> Q:
-    """The rows after the one whose sort values (each key's, then the member id) are
-    ``values``, in the roster's order (nulls last both ways)."""
-    keys = [*((ROSTER_SORTS[key.field][0], key.descending) for key in sort)]
-    keys.append(("membership_id", sort[-1].descending))
-    after, equal = Q(pk__in=[]), Q()
-    for (column, descending), value in zip(keys, values, strict=True):
-        name = "email_order" if column == "email_key" else column
-        if value is not None:
-            beyond = Q(**{f"{name}__lt" if descending else f"{name}__gt": value})
-            if column in {"completed_at", "due_at", "last_activity_at"}:
-                beyond |= Q(**{f"{name}__isnull": True})
-            after |= equal & beyond
-            equal &= Q(**{name: value})
-        else:
-            equal &= Q(**{f"{name}__isnull": True})
-    return after
-
-
-def roster_rows(
-    org_id,
-    course_id,
-    filters: RosterFilters,
-    sort: Sequence[SortKey],
-    *,
-    after: tuple | None = None,
-    limit: int = 1000,
-    now: datetime | None = None,
-) -> tuple[list[RosterRow], tuple | None]:
-    """Every row the filters and sort select, a chunk at a time (keyset paging, for the
-    CSV): the first ``limit`` rows after ``after`` (None: from the start), and what to pass
-    as ``after`` for the next chunk (None after the last). Each chunk is one query that
-    starts in the sort's index where the previous one stopped, so reading all the rows
-    costs the same per row however deep; give every chunk of one walk the same ``now``
-    (what ``overdue`` compares with)."""
-    now = now or timezone.now()
-    columns = [ROSTER_SORTS[key.field][0] for key in sort]
-    tail = ["email_order" if column == "email_key" else column for column in columns]
-    rows = _roster_ordered(org_id, course_id, filters, sort, now).annotate(
-        email_order=CodePointOrder(F("email_key"))
-    )
-    if after is not None:
-        rows = rows.filter(_after(sort, after))
-    read = list(rows.values_list(*_ROSTER_COLUMNS, *tail, "membership_id")[:limit])
-    width = len(_ROSTER_COLUMNS)
-    rows_out = [roster_row(row[:width]) for row in read]
-    following = tuple(read[-1][width:]) if len(read) == limit else None
-    return rows_out, following
-
-
 # --- a course's report (9.5) ------------------------------------------------------------------
 
 

@@ -133,7 +133,7 @@ class ServiceUnavailable(ApiError):
 
 
 # Codes whose body carries ``details``: a validation_error's offending fields, and a
-# conflict's field whose value is taken (an automation's ``name``, contract 7.1).
+# conflict's field whose value is taken (an automation's ``name``, CONTRACT 7.1).
 _CODES_WITH_DETAILS = frozenset({"validation_error", "conflict"})
 # A lone surrogate cannot be written as UTF-8: a JSON body that holds one cannot be rendered.
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -3,10 +3,13 @@ stored in the write's own transaction and replayed, storing nothing again, for a
 hours for 4.3's progress reports; 10 minutes for 7.3's invite accepts).
 
 The store is a model with ``key``, ``response_status``, ``response_body`` and ``created_at``
-fields, and a unique constraint that a second record of one answer breaks; the view that
-offers idempotency names it. When two requests race on one key, the constraint (or, for a
-write that locks its record, the error the second write meets) refuses the second, which rolls
-its write back, and the second answers the first's answer.
+fields, and a unique constraint that a second record of one answer breaks (identity's
+``IdempotencyRecord``); the view that offers idempotency names it: ``idempotent`` for a
+caller's write, ``remembered`` where the records are found otherwise (an invite accept's, by
+the invite's token, under the membership the accept made). When two requests race on one
+key, the constraint (or, for a write that locks its record, the error the second write
+meets) refuses the second, which rolls its write back, and the second answers the first's
+answer.
 """
 
 from __future__ import annotations

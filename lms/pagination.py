@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
-from rest_framework import generics, serializers
+from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -224,13 +224,13 @@ class FeedCursorField(serializers.CharField):
         return position
 
 
-class PagedListView(generics.ListAPIView):
-    """A list that a read of its own (``wire_reads``) answers in the envelope, a page at a
-    time: DRF's generic machinery only describes it in the schema (``serializer_class`` for
-    the rows, ``EnvelopePagination`` for ``page`` and ``pageSize``). Give ``model``."""
+class PagedRows(serializers.ListSerializer):
+    """The rows of a list that a read of its own answers in the envelope, a page at a time,
+    as its view's schema says it: ``extend_schema(responses=paged(RowSerializer))``. The
+    schema (``lms.schema.ApiAutoSchema``) wraps them in the envelope of ``EnvelopePagination``
+    and adds its ``page`` and ``pageSize``; the view declares no serializer, queryset or
+    paginator that its ``get`` would not use."""
 
-    pagination_class = EnvelopePagination
-    filter_backends: list = []
 
-    def get_queryset(self):  # the schema's
-        return self.model.objects.none()
+def paged(serializer_class: type[serializers.Serializer]) -> PagedRows:
+    return PagedRows(child=serializer_class())

@@ -2,9 +2,11 @@
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from lms import errors
+from lms.pagination import EnvelopePagination, PagedRows
 from lms.web import guide
 
 
@@ -75,6 +77,15 @@ _DESCRIPTIONS = {
 }
 
 
+def query_parameter(name: str, schema: dict) -> OpenApiParameter:
+    """An optional query parameter of the JSON ``schema`` that holds its description too (as
+    a django-filter field's ``extend_schema_field`` takes it)."""
+    rest = {key: value for key, value in schema.items() if key != "description"}
+    return OpenApiParameter(
+        name, rest, OpenApiParameter.QUERY, description=schema.get("description", "")
+    )
+
+
 def describe_error_status(code: str, description: str) -> None:
     """An app's own error status (e.g. its 410), for the operations that list it in
     ``error_statuses``; called from the app's ``AppConfig.ready``."""
@@ -121,6 +132,15 @@ class ApiAutoSchema(AutoSchema):
         if bounds:
             note = f"{bounds[0].upper()}{bounds[1:]} once surrounding whitespace is stripped."
             schema["description"] = f"{schema.get('description', '')} {note}".strip()
+
+    def _get_paginator(self):
+        """``EnvelopePagination`` for a list whose view declares its rows ``paged``."""
+        responses = self.get_response_serializers()
+        if isinstance(responses, dict):
+            responses = responses.get(200, responses.get("200"))
+        if isinstance(responses, PagedRows):
+            return EnvelopePagination()
+        return super()._get_paginator()
 
     def _get_request_for_media_type(self, serializer, direction="request"):
         # A body of shapes (``oneOf``/``anyOf`` of components, one per kind of body) is
@@ -189,7 +209,7 @@ GUIDE_SECTIONS = {
     "enroll_members": "enrol-members",
     "unenroll_member": "unenrol-a-member",
     "list_members": "members",
-    "listBundles": "bundles",
+    "list_bundles": "bundles",
     "read_invite": "organization-invites",
     "accept_invite": "accept-an-invite",
     "list_automations": "manage-automations",

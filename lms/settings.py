@@ -409,10 +409,10 @@ if LMS_AUTOMATION_LEASE_SECONDS < 2 * LMS_WEBHOOK_DEADLINE_SECONDS:
         f"({LMS_AUTOMATION_LEASE_SECONDS:g} < 2 x {LMS_WEBHOOK_DEADLINE_SECONDS:g}): a run's "
         "lease must outlive a webhook attempt, or another worker takes the run meanwhile."
     )
-# At most this many enabled automations of one organization have one trigger (contract 8.9):
+# At most this many enabled automations of one organization have one trigger (CONTRACT 8.9):
 # one event starts at most this many runs.
 LMS_AUTOMATIONS_PER_TRIGGER = int(os.environ.get("LMS_AUTOMATIONS_PER_TRIGGER", "50"))
-# Test sends (contract 8.8) per organization in any 60 seconds, counted in the shared store.
+# Test sends (CONTRACT 8.8) per organization in any 60 seconds, counted in the shared store.
 LMS_TEST_SENDS_PER_MINUTE = int(os.environ.get("LMS_TEST_SENDS_PER_MINUTE", "10"))
 # The database task backend keeps a row per task; the sweep deletes those finished longer
 # ago than this (RQ expires its own results).

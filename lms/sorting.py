@@ -1,5 +1,6 @@
-"""The ``sort`` parameter of a list (contract 4.5's rules, which later lists share): a
-comma-separated list of wire field names, each optionally prefixed by ``-``."""
+"""The ``sort`` parameter of a list (CONTRACT 4.5's rules for the bundles; the lists after
+it share them, docs/api.md "Bundles"): a comma-separated list of wire field names, each
+optionally prefixed by ``-``."""
 
 from __future__ import annotations
 

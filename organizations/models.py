@@ -338,27 +338,43 @@ class InviteCourse(OrgScopedModel):
         return f"{self.course_id} of invite {self.invite_id}"
 
 
-class InviteReplay(OrgScopedModel):
-    """The answer to accepting an invite with an ``Idempotency-Key``, answered again to the
-    same key and invite token for 10 minutes (CONTRACT 7.3), then deleted.
+# The keys under which accepting an invite remembers its answer (``organizations.views``):
+# never a key a caller sends for another write (a client's key is stored as sent, and this
+# prefix and a digest are what no one types), so the purge of these alone is one index.
+INVITE_ACCEPT_KEY_PREFIX = "invite-accept "
 
-    ``key`` is the SHA-256 of the Idempotency-Key. The new API token in ``response_body`` is
-    sealed (``organizations.services``) with a key derived from the invite's raw token and the
-    Idempotency-Key, neither of which is stored: the table never holds a usable token. One row
-    per invite at most, since an invite is accepted once. Found, like the invite, by its token
-    (whatever its organization), and purged by age."""
 
-    invite = models.OneToOneField(Invite, on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=64)
+class IdempotencyRecord(OrgScopedModel):
+    """The first answer to an ``Idempotency-Key`` (``lms.idempotency``), replayed for a while:
+    a caller's learn writes' for 24 hours, keyed by the caller's key; an invite accept's for
+    10 minutes (CONTRACT 7.3), kept under the membership it made, keyed by a digest of the
+    invite's token and the key (``INVITE_ACCEPT_KEY_PREFIX``), with its new API token sealed.
+
+    The table was learn's (its name stays, so no release ever renames it); the invite
+    accepts' own table before it is gone (migrations 0010, 0011)."""
+
+    membership = org_scoped_key(Membership, related_name="+")
+    key = models.CharField(max_length=255)
     response_status = models.PositiveSmallIntegerField()
-    # JSON text, so that the answer is replayed byte for byte (jsonb would reorder its keys).
-    response_body = models.TextField()
+    response_body = models.JSONField()
 
     class Meta:
-        indexes = [models.Index(fields=["created_at"], name="invitereplay_created")]
+        db_table = "learn_idempotencyrecord"
+        constraints = [org_unique("membership", "key", name="idempotency_org_member_key")]
+        indexes = [
+            models.Index(
+                fields=["org", "membership", "created_at"], name="idempotency_org_created"
+            ),
+            # The expired invite accepts' answers, purged across organizations.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(key__startswith=INVITE_ACCEPT_KEY_PREFIX),
+                name="idempotency_invite_created",
+            ),
+        ]
 
     def __str__(self) -> str:
-        return f"replay of {self.invite_id}"
+        return self.key
 
 
 class ThrottleWindow(models.Model):

@@ -28,3 +28,25 @@ def unseal(sealed: object, salt: str, material: bytes, *, prefix: str) -> str | 
     except (TypeError, ValueError):
         return None
     return secret if secret.startswith(prefix) and secret.isprintable() else None
+
+
+# The salt of an invite accept's remembered token; a fixed string (its old store's name), so
+# that an answer sealed before a release opens after it.
+_ACCEPT_SALT = "organizations.InviteReplay"
+
+
+def _accept_material(raw_invite_token: str, key: str) -> bytes:
+    """What seals an invite accept's remembered token: only the holder of the invite's raw
+    token and the Idempotency-Key can make it. Each invite seals one answer, so a pad is
+    never used twice."""
+    return raw_invite_token.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
+
+
+def seal_accepted_token(token: str, raw_invite_token: str, key: str) -> str:
+    return seal(token, _ACCEPT_SALT, _accept_material(raw_invite_token, key))
+
+
+def open_accepted_token(sealed: object, raw_invite_token: str, key: str) -> str | None:
+    """The API token ``seal_accepted_token`` sealed; None when it does not open (SECRET_KEY
+    changed meanwhile)."""
+    return unseal(sealed, _ACCEPT_SALT, _accept_material(raw_invite_token, key), prefix="lms_")

@@ -200,3 +200,5 @@ class MemberListQuery(serializers.Serializer):
 
 # The body of each row ``organizations.wire_reads.members`` answers.
 MEMBER = Shape(MemberSerializer)
+# The body of an invite the lookup answers (``InviteLookupView``).
+INVITE = Shape(InviteSerializer)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -19,17 +17,13 @@ from django.utils import timezone
 
 from lms.errors import Conflict, PermissionDenied
 from lms.events import Event, emit
-from lms.idempotency import Answer, remembered
 from lms.tenancy import not_found
-from organizations import sealing
 from organizations.errors import InviteUnavailable
 from organizations.models import (
     INVITE_MAX_COURSES,
-    TOKEN_PREFIX,
     ApiToken,
     Invite,
     InviteCourse,
-    InviteReplay,
     Membership,
     Organization,
     User,
@@ -39,7 +33,7 @@ from organizations.models import (
     new_raw_token,
     role_above,
 )
-from organizations.selectors import available_invite, invite_token_hash
+from organizations.selectors import available_invite
 from organizations.tasks import mail_invite
 
 
@@ -402,79 +396,6 @@ def accept_invite(*, raw_token: str) -> AcceptedInvite:
         )
     )
     return AcceptedInvite(invite=invite, membership=membership, token=raw)
-
-
-# How long an accept sent with an Idempotency-Key is answered again (CONTRACT 7.3).
-ACCEPT_REPLAY_TTL = timedelta(minutes=10)
-
-
-def accept_invite_once(
-    *, raw_token: str, key: str | None, answer: Callable[[AcceptedInvite], dict]
-) -> Answer:
-    """``accept_invite``, answered ``201`` with ``answer(accepted)``. With an Idempotency-Key
-    ``key``, an accept that succeeded is answered again, the same body with the same API
-    token, to the same key and invite token for ``ACCEPT_REPLAY_TTL``; after that (and to any
-    other key, or token) the invite is accepted, so 410.
-
-    The stored answer's token is sealed with the raw invite token and the key, and the record
-    is deleted once expired: when it is read, or as any later answer is stored. Of two
-    simultaneous accepts with one key, the second waits for the invite's lock, finds it
-    accepted, and answers the first's answer."""
-    token_hash = invite_token_hash(raw_token)
-    if key is None or token_hash is None:
-        return Answer(201, answer(accept_invite(raw_token=raw_token)))
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-    accepted: list[AcceptedInvite] = []
-
-    def write() -> tuple[int, dict]:
-        accepted.append(accept_invite(raw_token=raw_token))
-        return 201, answer(accepted[0])
-
-    def remember(status: int, body: dict) -> None:
-        invite = accepted[0].invite
-        sealed = {**body, "token": _seal(body["token"], raw_token, key)}
-        InviteReplay.all_orgs.create(
-            org_id=invite.org_id,
-            invite=invite,
-            key=digest,
-            response_status=status,
-            response_body=json.dumps(sealed),
-        )
-
-    def reopen(text: str) -> dict | None:
-        body = json.loads(text)
-        token = _unseal(body.get("token"), raw_token, key)
-        return None if token is None else {**body, "token": token}
-
-    return remembered(
-        rows=InviteReplay.all_orgs.filter(invite__token_hash=token_hash),
-        key=digest,
-        ttl=ACCEPT_REPLAY_TTL,
-        write=write,
-        remember=remember,
-        expired=InviteReplay.all_orgs.all(),
-        races=(InviteUnavailable,),
-        reopen=reopen,
-    )
-
-
-_SEAL_SALT = "organizations.InviteReplay"
-
-
-def _material(raw_token: str, key: str) -> bytes:
-    """What seals an accept's answer: only the holder of the invite's raw token and the
-    Idempotency-Key can make it. Each invite seals one answer, so a pad is never used
-    twice."""
-    return raw_token.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
-
-
-def _seal(token: str, raw_token: str, key: str) -> str:
-    return sealing.seal(token, _SEAL_SALT, _material(raw_token, key))
-
-
-def _unseal(sealed: object, raw_token: str, key: str) -> str | None:
-    """The token ``_seal`` sealed; None when it does not open (SECRET_KEY changed meanwhile)."""
-    return sealing.unseal(sealed, _SEAL_SALT, _material(raw_token, key), prefix=TOKEN_PREFIX)
 
 
 def _user_for_invite(invite: Invite) -> User:

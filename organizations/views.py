@@ -1,8 +1,9 @@
+import hashlib
 from datetime import timedelta
 
+from django.db.models import F
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -10,16 +11,19 @@ from rest_framework.views import APIView
 
 from lms import idempotency
 from lms.errors import validation_error
-from lms.pagination import EnvelopePagination, PagedListView, envelope, read_page
+from lms.idempotency import Answer, remembered
+from lms.pagination import envelope, page_rows, paged, read_page
 from lms.tenancy import OrgScopedViewMixin, get_or_404, not_found
 from lms.web.renderers import rendered
-from lms.web.shapes import Shape
 from organizations.authentication import bearer_token
-from organizations.models import Invite, Membership
+from organizations.errors import InviteUnavailable
+from organizations.models import INVITE_ACCEPT_KEY_PREFIX, IdempotencyRecord, Invite, Membership
 from organizations.permissions import IsOrgAdmin, IsStaffRole
-from organizations.selectors import invites_listed, with_course_ids
+from organizations.sealing import open_accepted_token, seal_accepted_token
+from organizations.selectors import invite_token_hash, invites_listed, with_course_ids
 from organizations.serializers import (
     EMPTY_BODY_SCHEMA,
+    INVITE,
     INVITE_STATUSES,
     MEMBER,
     AcceptedInviteSerializer,
@@ -34,7 +38,8 @@ from organizations.serializers import (
     MintTokenSerializer,
 )
 from organizations.services import (
-    accept_invite_once,
+    AcceptedInvite,
+    accept_invite,
     invite_member,
     mint_member_token,
     revoke_pending_invite,
@@ -42,8 +47,6 @@ from organizations.services import (
 )
 from organizations.throttling import InviteLookupThrottle
 from organizations.wire_reads import invite_to_read, members
-
-INVITE = Shape(InviteSerializer)
 
 TOKEN_PARAMETER = OpenApiParameter(
     "token",
@@ -125,16 +128,76 @@ class InviteAcceptView(InviteTokenView):
         problem = idempotency.key_problem(key)
         if problem is not None:
             raise validation_error({idempotency.HEADER: [problem]})
-        answer = accept_invite_once(
-            raw_token=token,
-            key=key,
-            answer=lambda accepted: dict(AcceptedInviteSerializer(accepted).data),
-        )
+        answer = _accept_once(token, key)
         response = Response(answer.body, status=answer.status)
         response["Cache-Control"] = "no-store"
         if answer.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
+
+
+# How long an accept sent with an Idempotency-Key is answered again (CONTRACT 7.3).
+ACCEPT_REPLAY_TTL = timedelta(minutes=10)
+
+
+def _accept_once(raw_token: str, key: str | None) -> Answer:
+    """``accept_invite`` answered ``201``, once per invite token and ``Idempotency-Key``
+    (``lms.idempotency``): an accept that succeeded is answered again, the same body with the
+    same API token, to the same key and invite token for ``ACCEPT_REPLAY_TTL``; after that
+    (and to any other key, or token) the invite is accepted, so 410.
+
+    The answer is an ``IdempotencyRecord`` of the membership the accept made, under a digest
+    of the invite's token and the key (the database holds neither), its token sealed with
+    both, and deleted once expired: when it is read, or as any later accept's answer is
+    stored. Of two simultaneous accepts with one key, the second waits for the invite's lock,
+    finds it accepted, and answers the first's answer."""
+    accepted: list[AcceptedInvite] = []
+
+    def write() -> tuple[int, dict]:
+        accepted.append(accept_invite(raw_token=raw_token))
+        return 201, dict(AcceptedInviteSerializer(accepted[0]).data)
+
+    token_hash = invite_token_hash(raw_token)
+    if key is None or token_hash is None:
+        return Answer(*write())
+    stored_key = INVITE_ACCEPT_KEY_PREFIX + _digest(token_hash + " " + _digest(key))
+
+    def remember(status: int, body: dict) -> None:
+        made = accepted[0].membership
+        IdempotencyRecord.objects.create(
+            org_id=made.org_id,
+            membership=made,
+            key=stored_key,
+            response_status=status,
+            response_body={**body, "token": seal_accepted_token(body["token"], raw_token, key)},
+        )
+
+    def reopen(stored: dict) -> dict | None:
+        token = open_accepted_token(stored.get("token"), raw_token, key)
+        if token is None:
+            return None
+        # In the answer's order (a JSON column may keep its keys in another), token opened.
+        return {name: stored[name] for name in ACCEPTED_FIELDS} | {"token": token}
+
+    return remembered(
+        rows=IdempotencyRecord.all_orgs.filter(
+            membership__invites_accepted__token_hash=token_hash, org=F("membership__org")
+        ),
+        key=stored_key,
+        ttl=ACCEPT_REPLAY_TTL,
+        write=write,
+        remember=remember,
+        expired=IdempotencyRecord.all_orgs.filter(key__startswith=INVITE_ACCEPT_KEY_PREFIX),
+        races=(InviteUnavailable,),
+        reopen=reopen,
+    )
+
+
+ACCEPTED_FIELDS = tuple(AcceptedInviteSerializer().fields)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class MemberTokenView(OrgScopedViewMixin, APIView):
@@ -188,14 +251,11 @@ class SignOutView(APIView):
         return Response(status=204)
 
 
-class InviteListView(OrgScopedViewMixin, generics.GenericAPIView):
+class InviteListView(OrgScopedViewMixin, APIView):
     """GET and POST /api/organizations/invites (CONTRACT 9.2): owner, admin."""
 
     model = Invite
     permission_classes = [IsOrgAdmin]
-    pagination_class = EnvelopePagination
-    serializer_class = ListedInviteSerializer
-    filter_backends: list = []
     omit_error_statuses = ("404", "429")
 
     @property
@@ -203,9 +263,6 @@ class InviteListView(OrgScopedViewMixin, generics.GenericAPIView):
         # An invite to a member's, or a pending invite's, e-mail address: 409 naming email.
         method = getattr(getattr(self, "request", None), "method", "GET")
         return ("409",) if method == "POST" else ()
-
-    def get_queryset(self):  # the schema's; the list reads through selectors.invites_listed
-        return Invite.objects.none()
 
     @extend_schema(
         operation_id="list_invites",
@@ -222,15 +279,17 @@ class InviteListView(OrgScopedViewMixin, generics.GenericAPIView):
                 description="Only the invites of this status. Anything else: 400.",
             )
         ],
-        responses=ListedInviteSerializer(many=True),
+        responses=paged(ListedInviteSerializer),
     )
     def get(self, request):
         params = InviteListParams(data=request.query_params)
         params.is_valid(raise_exception=True)
+        page = read_page(request)
         org_id = self.org.id
-        rows = self.paginate_queryset(invites_listed(org_id, params.validated_data.get("status")))
+        listed = invites_listed(org_id, params.validated_data.get("status"))
+        rows, total = page_rows(listed, page, listed.count)
         with_course_ids(rows, org_id)
-        return self.get_paginated_response(ListedInviteSerializer(rows, many=True).data)
+        return Response(envelope(ListedInviteSerializer(rows, many=True).data, total, page))
 
     @extend_schema(
         operation_id="create_invite",
@@ -277,14 +336,14 @@ class InviteRevokeView(OrgScopedViewMixin, APIView):
         return Response(ListedInviteSerializer(invite).data)
 
 
-class MembersView(OrgScopedViewMixin, PagedListView):
+class MembersView(OrgScopedViewMixin, APIView):
     """GET /api/organizations/members (CONTRACT 9.1): owner, admin, instructor."""
 
     model = Membership
     permission_classes = [IsStaffRole]
-    serializer_class = MemberSerializer
 
     @extend_schema(
+        responses=paged(MemberSerializer),
         operation_id="list_members",
         summary="List the organization's members",
         description="The caller's organization's members, a page at a time, sorted by the "

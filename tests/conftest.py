@@ -6,7 +6,7 @@ from lms import events
 from organizations.models import Membership
 from tests.factories import OrganizationFactory
 from tests.helpers import ApiClient, make_member, org_fixture
-from tests.proof import fuzz_stats
+from tests.schema import fuzz_stats
 
 Role = Membership.Role
 

@@ -5,8 +5,8 @@ What is refused here is refused before anything is stored:
 - text that is not JSON, or a JSON value other than an object (400 ``malformed_request``);
 - numbers JSON cannot carry back out: ``NaN``, ``Infinity`` and literals such as ``1e999``
   that overflow to infinity (400), so that nothing stored is ever non-JSON;
-- nesting deeper than ``MAX_JSON_DEPTH`` arrays and objects (400), so that every stored
-  document can be rendered again by the API, the admin and the database;
+- nesting deeper than ``MAX_JSON_DEPTH`` arrays and objects (400, ``lms.json_depth``), so
+  that every stored document can be rendered again by the API, the admin and the database;
 - a charset other than UTF-8 or US-ASCII is answered 415 by the middleware, before a parser
   reads the body.
 """
@@ -15,19 +15,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from lms.errors import PayloadTooLarge
-
-# Arrays and objects inside one another, the body itself counting as one (CONTRACT section
-# 5). Far above what a client sends (a report is two or three levels deep) and far below
-# Python's recursion limit, which every later reader (json, the admin's pretty printer, the
-# database driver) shares, and orjson's 255 levels, which renders the answers.
-MAX_JSON_DEPTH = 100
+from lms.json_depth import MAX_JSON_DEPTH, nested_too_deep
 
 
 class JsonObjectParser(JSONParser):
@@ -61,25 +55,6 @@ def parse_json_object(text: str) -> dict:
     if not isinstance(data, dict):
         raise ParseError("The request body must be a JSON object.")
     return data
-
-
-def nested_too_deep(text: str) -> bool:
-    """Whether the JSON ``text`` nests arrays and objects deeper than ``MAX_JSON_DEPTH``.
-
-    Counting brackets is done in C and settles every ordinary document. Otherwise strings are
-    cut out (a regular expression, also in C) and only the brackets left are walked."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return False
-    depth = 0
-    for bracket in _BRACKET.findall(_STRING.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        if depth > MAX_JSON_DEPTH:
-            return True
-    return False
-
-
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def _finite_float(literal: str) -> float:

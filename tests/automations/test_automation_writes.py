@@ -13,7 +13,7 @@ from django.test import Client
 
 from automations.models import Automation
 from automations.services import save_automation
-from lms.errors import Conflict, ValidationFailed
+from lms.errors import Conflict
 from tests.automations.factories import editor_fields, welcome_email
 from tests.factories import UserFactory
 
@@ -84,14 +84,14 @@ def test_service_saves_a_valid_automation(org):
 
 
 def test_service_refuses_with_details_keyed_by_wire_path(org):
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(ValidationError) as caught:
         save_automation(
             org=org,
             name="Welcome",
             trigger="enrollment.created",
             actions=[welcome_email(), {"type": "webhook", "input": {"url": "ftp://x"}}],
         )
-    assert caught.value.details == {"actions.1.input.url": ["Must be an http or https URL."]}
+    assert caught.value.message_dict == {"actions.1.input.url": ["Must be an http or https URL."]}
     assert not Automation.all_orgs.exists()
 
 

@@ -1,4 +1,4 @@
-"""Contract 8.7: an automation aimed at some courses or activities (`conditions`), validated
+"""CONTRACT 8.7: an automation aimed at some courses or activities (`conditions`), validated
 against the organization and the trigger, answered on every read, and matched in the one
 query that finds an event's automations."""
 

@@ -1,6 +1,6 @@
 """A write's body in the schema takes only the conditions its trigger takes: one shape per
 trigger, derived from the registry, so that a body the schema accepts is one the server
-accepts, and a condition key the trigger cannot use is refused by both (contract 8.7)."""
+accepts, and a condition key the trigger cannot use is refused by both (CONTRACT 8.7)."""
 
 from __future__ import annotations
 

@@ -18,9 +18,9 @@ from automations import runs
 from automations.delivery import ANSWER_LIMIT
 from harness.hostile import HostileReceiver, repeat, send, then, trickle
 from learn.services import enroll
+from tests.deployment.processes import clean_env, manage
 from tests.helpers import make_member
 from tests.learn.factories import CourseFactory
-from tests.proof.processes import clean_env, manage
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """What a hostile or careless client sends in an automation: text no database stores, names
 taken by another request, webhooks that could never be delivered, ids in any case, inputs
-and lists beyond the limits (contract 7.1, 8.9). Every one is refused naming its path, or
+and lists beyond the limits (CONTRACT 7.1, 8.9). Every one is refused naming its path, or
 stored as every reader expects; nothing half-stored."""
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def test_the_admin_stores_an_id_lower_case_and_its_picker_shows_it(org):
     assert f'<option value="{course.id}" selected>Python basics</option>' in page
 
 
-# --- the limits of contract 8.9 --------------------------------------------------------------
+# --- the limits of CONTRACT 8.9 --------------------------------------------------------------
 
 
 def test_an_input_over_16_kib_of_json_is_a_400_naming_it(api, owner):

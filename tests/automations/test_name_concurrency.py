@@ -1,5 +1,5 @@
 """Creates and renames racing for one name (PostgreSQL, real threads): one wins, every other
-answers 409 conflict naming ``name`` (contract 7.1), never a 500."""
+answers 409 conflict naming ``name`` (CONTRACT 7.1), never a 500."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def assert_one_won(responses, won: int) -> None:
             assert set(assert_error(response, 409, "conflict")["details"]) == {"name"}
 
 
-# Enabled ones take a place among their trigger's (contract 8.9) and wait for each other
+# Enabled ones take a place among their trigger's (CONTRACT 8.9) and wait for each other
 # on the organization; disabled ones meet only at the unique index.
 @pytest.mark.parametrize("enabled", [True, False])
 def test_creates_racing_for_one_name_make_one_automation_and_409s(owner, enabled):

@@ -1,4 +1,4 @@
-"""Events record runs (contract 7.2): one per enabled automation of the organization and
+"""Events record runs (CONTRACT 7.2): one per enabled automation of the organization and
 trigger, in the event's transaction, handed to the worker on commit; the actions, executed
 here in-process one attempt at a time (the worker tests run them in a real worker)."""
 

@@ -1,4 +1,4 @@
-"""Contract 8.8: `POST /api/automations/{id}/rotate-secret` issues a new signing secret shown
+"""CONTRACT 8.8: `POST /api/automations/{id}/rotate-secret` issues a new signing secret shown
 once; for the overlap after it, deliveries carry the new and the old signature, each of which
 the `standardwebhooks` package's own verifier accepts with its own secret. The deliveries
 are real, to a receiver on the loopback."""

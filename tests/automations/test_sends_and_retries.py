@@ -1,4 +1,4 @@
-"""Contract 8.8: a test send records a run for an example event, executed like any other
+"""CONTRACT 8.8: a test send records a run for an example event, executed like any other
 (its e-mails to the caller, its enrolments skipped), and a failed run is retried from its
 first action that did not succeed, its webhooks keeping their `webhook-id`. Runs are
 executed here in-process as the worker does; webhooks go to a receiver on the loopback."""

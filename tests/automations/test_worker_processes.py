@@ -1,4 +1,4 @@
-"""Automations run in a real worker process (contract 7.2), on the suite's database engine:
+"""Automations run in a real worker process (CONTRACT 7.2), on the suite's database engine:
 gunicorn answers the request that causes an event, db_worker executes the run, and a real
 HTTP receiver on the loopback gets the signed webhooks. Once more on Redis with rqworker; the
 tests of a worker killed mid-delivery, of a slow receiver and of a database outage run on
@@ -126,7 +126,7 @@ def test_the_request_does_not_wait_for_the_actions(stack, receiver):
 
 
 def test_a_test_send_fails_in_the_worker_then_a_retry_after_a_rotation_delivers_it(stack, receiver):
-    """Contract 8.8 end to end: a test send of a disabled automation is executed by the
+    """CONTRACT 8.8 end to end: a test send of a disabled automation is executed by the
     worker; against a receiver answering 500 its run fails after the last attempt; the
     secret is rolled; once the receiver recovers, a retry delivers the same webhook-id,
     signed with the new secret and the old one."""

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from harness.processes import gunicorn_server
-from tests.proof.processes import clean_env, manage
+from tests.deployment.processes import clean_env, manage
 
 pytestmark = pytest.mark.processes
 

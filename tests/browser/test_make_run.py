@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from harness.processes import free_port, make_target
-from tests.proof.processes import developer_env
+from tests.deployment.processes import developer_env
 
 pytestmark = pytest.mark.processes
 

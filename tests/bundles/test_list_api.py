@@ -1,4 +1,4 @@
-"""GET /api/bundles (contract 4.5): paging, search, sort, validation, tenancy, query counts."""
+"""GET /api/bundles (CONTRACT 4.5): paging, search, sort, validation, tenancy, query counts."""
 
 from __future__ import annotations
 

@@ -11,12 +11,11 @@ from learn.models import (
     Activity,
     Course,
     Enrollment,
-    IdempotencyRecord,
     Module,
     Progress,
     ProgressReport,
 )
-from organizations.models import ApiToken, hash_token
+from organizations.models import ApiToken, IdempotencyRecord, hash_token
 from tests.helpers import ApiClient, assert_error
 
 pytestmark = pytest.mark.django_db

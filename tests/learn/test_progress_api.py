@@ -5,7 +5,8 @@ from datetime import timedelta
 
 import pytest
 
-from learn.models import IdempotencyRecord, Progress, ProgressReport
+from learn.models import Progress, ProgressReport
+from organizations.models import IdempotencyRecord
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, EnrollmentFactory, ModuleFactory
 from tests.learn.progress import standing_statements

@@ -10,11 +10,7 @@ import pytest
 from django.utils import timezone
 
 from learn.models import Enrollment
-from learn.serializers import ROSTER_SORT_FIELDS
 from learn.services import enroll_members, unenroll
-from learn.wire_reads import RosterFilters, roster_page, roster_rows
-from lms.pagination import Page
-from lms.sorting import parse_sort
 from tests.helpers import assert_error, make_member
 from tests.learn.factories import ActivityFactory, CourseFactory, ModuleFactory
 from tests.learn.progress import report
@@ -272,27 +268,6 @@ def test_queries_are_constant(api, owner, org, course, class_of, django_assert_m
     with django_assert_max_num_queries(4):  # token, course, counts, funnel
         api.get(report_url(course), token=owner.token)
     assert Enrollment.objects.for_org(org).filter(course=course).count() == 34
-
-
-SORTS = ["-enrolledAt", "dueAt", "-dueAt", "email", "-email", "-progress,email", "completedAt"]
-
-
-@pytest.mark.parametrize("sort", SORTS)
-@pytest.mark.parametrize("overdue", [None, False])
-def test_keyset_chunks_walk_the_whole_order(org, course, class_of, sort, overdue):
-    """roster_rows (the CSV's iteration) yields every row once, in the page order."""
-    more = [make_member(org).membership.id for _ in range(7)]
-    enroll_members(org_id=org.id, course_id=course.id, membership_ids=more)
-    keys = tuple(parse_sort(sort, ROSTER_SORT_FIELDS))
-    filters = RosterFilters(overdue=overdue)
-    whole, _ = roster_page(org.id, course.id, filters, keys, Page(1, 100))
-    walked, after = [], None
-    while True:
-        chunk, after = roster_rows(org.id, course.id, filters, keys, after=after, limit=3)
-        walked += chunk
-        if after is None:
-            break
-    assert [row.membership_id for row in walked] == [row.membership_id for row in whole]
 
 
 def test_a_changed_email_or_name_is_searched_and_sorted(api, owner, course, class_of):

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from harness.processes import ROOT, get, gunicorn_server
-from tests.proof.processes import clean_env
+from tests.deployment.processes import clean_env
 
 pytestmark = pytest.mark.processes
 

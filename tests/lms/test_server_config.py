@@ -1,5 +1,5 @@
 """gunicorn.conf.py: what its settings come to and what its hooks do (the server itself is
-run in tests/proof/test_deploy.py and tests/lms/test_db_connections.py)."""
+run in tests/deployment/test_deploy.py and tests/lms/test_db_connections.py)."""
 
 from __future__ import annotations
 

@@ -237,7 +237,6 @@ MODELS = {
     "learn.Enrollment": "never by id; decides not_enrolled",
     "learn.Progress": "never by id",
     "learn.ProgressReport": "never by id",
-    "learn.IdempotencyRecord": "never by id; scoped to the caller",
     "learn.CourseCompletion": "never by id; read through the caller's course progress and "
     "the organization's completions feed",
     "learn.CompletionSequence": "never read by the API; written by a completion",
@@ -247,7 +246,8 @@ MODELS = {
     "organizations.Invite": "by token, which is global by design; see TOKEN_ROUTES; by id "
     "to revoke",
     "organizations.InviteCourse": "never by id; the courses of its invite",
-    "organizations.InviteReplay": "by its invite's token and the caller's Idempotency-Key",
+    "organizations.IdempotencyRecord": "never by id; scoped to the caller, or found by its "
+    "invite's token and the caller's Idempotency-Key",
     "automations.Automation": "by id in the automation path",
     "automations.AutomationRun": "listed by its automation's id in the runs path; by id "
     "(under its automation's) in the retry path",

@@ -4,13 +4,18 @@ the token's plain text is gone and the retry is 410."""
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 
-from organizations.models import ApiToken, Invite, InviteReplay, Membership
+from organizations.models import (
+    INVITE_ACCEPT_KEY_PREFIX,
+    ApiToken,
+    IdempotencyRecord,
+    Invite,
+    Membership,
+)
 from tests.helpers import assert_error, at_once
 from tests.organizations.factories import make_invite
 
@@ -22,10 +27,14 @@ def accept(api, token: str, key: str | None = None, **kwargs):
     return api.post(f"/api/organizations/invites/{token}/accept", headers=headers, **kwargs)
 
 
+# The remembered answers of invite accepts.
+REPLAYS = IdempotencyRecord.all_orgs.filter(key__startswith=INVITE_ACCEPT_KEY_PREFIX)
+
+
 def age_replays(by: timedelta) -> None:
     """Move the stored answers back in time, as the clock moving on would."""
-    for replay in InviteReplay.all_orgs.all():
-        InviteReplay.all_orgs.filter(pk=replay.pk).update(created_at=replay.created_at - by)
+    for replay in REPLAYS.all():
+        REPLAYS.filter(pk=replay.pk).update(created_at=replay.created_at - by)
 
 
 @pytest.fixture
@@ -61,7 +70,7 @@ def test_an_accept_without_a_key_is_not_answered_again(api, pending):
     _, raw = pending
     assert accept(api, raw).status_code == 201
     assert_error(accept(api, raw, "late-key"), 410, "invite_unavailable")
-    assert not InviteReplay.all_orgs.exists()
+    assert not REPLAYS.exists()
 
 
 def test_the_same_key_is_answered_for_10_minutes_then_410_and_the_answer_is_deleted(api, pending):
@@ -71,7 +80,7 @@ def test_the_same_key_is_answered_for_10_minutes_then_410_and_the_answer_is_dele
     assert accept(api, raw, "click-1").json() == first
     age_replays(timedelta(seconds=2))  # 10 minutes and 1 second old
     assert_error(accept(api, raw, "click-1"), 410, "invite_unavailable")
-    assert not InviteReplay.all_orgs.exists()  # erased, not only hidden
+    assert not REPLAYS.exists()  # erased, not only hidden
 
 
 def test_the_same_key_with_another_invite_token_replays_nothing(api, org):
@@ -91,21 +100,22 @@ def test_the_same_key_with_another_invite_token_replays_nothing(api, org):
     assert_error(accept(api, first[:-1], "shared-key"), 404, "not_found")
     # The first invite's answer is still its own.
     assert accept(api, first, "shared-key").json() == answered
-    assert InviteReplay.all_orgs.count() == 2
+    assert REPLAYS.count() == 2
 
 
 def test_the_stored_answer_holds_no_usable_token(api, pending):
     invite, raw = pending
     answered = accept(api, raw, "click-1").json()
-    replay = InviteReplay.all_orgs.get()
-    assert replay.invite_id == invite.id and replay.org_id == invite.org_id
-    stored = json.loads(replay.response_body)
+    replay = REPLAYS.get()
+    invite.refresh_from_db()
+    assert replay.membership_id == invite.accepted_by_id and replay.org_id == invite.org_id
+    stored = replay.response_body
     assert {key: value for key, value in stored.items() if key != "token"} == {
         key: value for key, value in answered.items() if key != "token"
     }
     token = answered["token"]
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT * FROM {InviteReplay._meta.db_table}")
+        cursor.execute(f"SELECT * FROM {IdempotencyRecord._meta.db_table}")
         row = " ".join(str(value) for value in cursor.fetchone())
     assert token not in row and token[len("lms_") :] not in row
     assert "click-1" not in row  # the key is kept as a hash
@@ -126,7 +136,8 @@ def test_expired_answers_are_deleted_as_another_is_stored(api, org):
     accept(api, first, "k1")
     age_replays(timedelta(minutes=10, seconds=1))
     accept(api, second, "k2")
-    assert list(InviteReplay.all_orgs.values_list("invite_id", flat=True)) == [second_invite.id]
+    second_invite.refresh_from_db()
+    assert list(REPLAYS.values_list("membership_id", flat=True)) == [second_invite.accepted_by_id]
 
 
 @pytest.mark.parametrize("status, code", [("accepted", 410), ("revoked", 410), ("expired", 410)])
@@ -134,7 +145,7 @@ def test_a_failed_accept_stores_nothing(api, org, status, code):
     _, raw = make_invite(org, status)
     assert_error(accept(api, raw, "k"), code, "invite_unavailable")
     assert_error(accept(api, "inv_unknown", "k"), 404, "not_found")
-    assert not InviteReplay.all_orgs.exists()
+    assert not REPLAYS.exists()
 
 
 @pytest.mark.parametrize("key, ok", [("", False), ("x" * 256, False), ("x" * 255, True)])

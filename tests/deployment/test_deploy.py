@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.proof.processes import (
+from tests.deployment.processes import (
     ROOT,
     clean_env,
     get,

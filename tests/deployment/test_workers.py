@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.processes import gunicorn_command
-from tests.proof.processes import ROOT, gunicorn_server, manage, production_env
+from tests.deployment.processes import ROOT, gunicorn_server, manage, production_env
 
 pytestmark = [
     pytest.mark.skipif(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.processes import answers, free_port, make_target, wait_for
-from tests.proof.processes import developer_env
+from tests.deployment.processes import developer_env
 
 pytestmark = pytest.mark.processes
 

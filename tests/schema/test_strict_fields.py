@@ -56,7 +56,7 @@ def test_an_integer_keeps_its_range():
     assert "pageSize" in errors_of({"pageSize": 101})
 
 
-@pytest.mark.urls("tests.proof.fuzz_probe_urls")
+@pytest.mark.urls("tests.schema.fuzz_probe_urls")
 @pytest.mark.django_db
 def test_a_number_for_a_body_id_is_a_validation_error(api, owner):
     response = api.post(

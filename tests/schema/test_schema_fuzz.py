@@ -45,11 +45,11 @@ from schemathesis.core.failures import FailureGroup
 from schemathesis.core.parameters import ParameterLocation
 
 from automations.registry import MAX_INPUT_BYTES, json_size
-from tests.proof import fuzz_stats
+from tests.schema import fuzz_stats
 
 SCHEMA_PATH = "/api/schema/?format=json"
 CONFIG_PATH = Path(__file__).resolve().parents[2] / "schemathesis.toml"
-PROBE_URLCONF = "tests.proof.fuzz_probe_urls"
+PROBE_URLCONF = "tests.schema.fuzz_probe_urls"
 MAX_EXAMPLES = int(os.environ.get("LMS_FUZZ_EXAMPLES", "50"))
 # Routes that serve the documentation rather than the API.
 NOT_OPERATIONS = {"/api/schema/", "/api/docs/", "/api/docs/guide"}
@@ -92,7 +92,7 @@ def _keep_the_test_connection():
 @pytest.fixture(autouse=True)
 def _room_for_every_created_automation(settings):
     """Every valid create of an operation's examples adds an enabled automation to the one
-    demo organization; the limit per trigger (contract 8.9, a state the schema cannot say,
+    demo organization; the limit per trigger (CONTRACT 8.9, a state the schema cannot say,
     like a taken name) has its own tests, and is out of the examples' way here."""
     settings.LMS_AUTOMATIONS_PER_TRIGGER = 1_000_000
 
@@ -197,7 +197,7 @@ def keep_automation_rules(case, manifest: dict[str, Any]) -> None:
     course is one of the organization's, "inviter" exists only when an invite is accepted
     (so a PATCH of the trigger alone is checked against the stored actions), a URL or
     an e-mail address is one Django's validators take, and an input is at most 16 KiB of
-    JSON in all (contract 8.9). Cases meant to be valid keep them."""
+    JSON in all (CONTRACT 8.9). Cases meant to be valid keep them."""
     body = getattr(case, "body", None)
     meta = case.meta
     if not case.operation.path.startswith("/api/automations") or not isinstance(body, dict):
@@ -238,7 +238,7 @@ def keep_automation_rules(case, manifest: dict[str, Any]) -> None:
 
 
 def keep_condition_rules(case, body: dict, manifest: dict[str, Any]) -> None:
-    """Conditions (contract 8.7) name the organization's courses and activities (the
+    """Conditions (CONTRACT 8.7) name the organization's courses and activities (the
     schema gives each trigger's body only the keys it takes). A PATCH that sends the
     trigger without the conditions, or the conditions without the trigger, is judged by
     the stored other (unknown here): it sends none (`{}`) instead."""

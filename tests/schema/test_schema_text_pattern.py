@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from rest_framework import serializers
 
 from lms.schema import text_pattern
-from tests.proof.fuzz_probe_urls import EchoIn
+from tests.schema.fuzz_probe_urls import EchoIn
 
 # Whitespace that JavaScript and Python disagree on, NUL, and ordinary text. Lone surrogates
 # (which DRF also refuses) are left out: JSON encoders and the fuzzer send UTF-8 text, and
@@ -49,7 +49,7 @@ def test_pattern_takes_exactly_what_drf_takes(value, min_length, max_length, bla
     ), (value, pattern)
 
 
-@pytest.mark.urls("tests.proof.fuzz_probe_urls")
+@pytest.mark.urls("tests.schema.fuzz_probe_urls")
 def test_request_strings_carry_the_pattern_and_responses_do_not(api, db):
     schema = api.get("/api/schema/", query={"format": "json"}).json()
     request_tags = schema["components"]["schemas"]["EchoInRequest"]["properties"]["tags"]

@@ -1,4 +1,5 @@
-"""Running the service as a real process, the way production does, for the proof tests.
+"""Running the service as a real process, the way production does, for the tests of the
+deployment (and the others that start the service or a command as production would).
 
 Every helper here keeps the child's environment explicit (no LMS_* or DATABASE_URL leaks in
 from the developer's shell) and always stops what it started.
