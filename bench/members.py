@@ -64,7 +64,7 @@ def generate(org: Organization, count: int, seed: int) -> None:
     """``count`` members of ``org``, each a new user with a mixed-case address (names and
     domains drawn with ``seed``), in batches of 5,000 rows per insert."""
     draw = random.Random(seed)
-    tag = str(org.id)[:8]
+    tag = str(org.id)[-8:]  # the random end of the id (its start is the time it was made)
     for start in range(0, count, 5_000):
         users, members = [], []
         for number in range(start, min(start + 5_000, count)):
