@@ -93,6 +93,9 @@ class InputField:
     doc: str
     required: bool = True
     schema: dict = field(default_factory=dict)  # as JSON Schema says it (the API's schema)
+    # Its schema when a trigger's rule narrows what it takes (``send_email``'s ``to``: the
+    # roles the trigger has), else ``schema`` for every trigger.
+    for_trigger: Callable[[Trigger], dict] | None = None
     # The stored spelling of a valid value (an id lower-case, as every id is answered).
     normalize: Callable[[Any], Any] | None = None
 
@@ -109,10 +112,21 @@ class ActionType:
         ``WebhookAction``."""
         return "".join(part.capitalize() for part in self.name.split("_")) + "Action"
 
-    def json_schema(self) -> dict:
+    def varies_by_trigger(self, trigger: Trigger) -> bool:
+        """Whether its schema for ``trigger`` is narrower than the one for every trigger."""
+        return self.json_schema(trigger) != self.json_schema()
+
+    def json_schema(self, trigger: Trigger | None = None) -> dict:
         """``{"type": <name>, "input": {...}}`` as JSON Schema (the API's OpenAPI schema):
         ``type`` holds the one value that tells this action type from the others (the
-        discriminator of the action list, automations/schema.py)."""
+        discriminator of the action list, automations/schema.py). With ``trigger``, what
+        that trigger's automations may hold (``InputField.for_trigger``)."""
+
+        def field_schema(f: InputField) -> dict:
+            if trigger is not None and f.for_trigger is not None:
+                return f.for_trigger(trigger)
+            return f.schema
+
         return {
             "type": "object",
             "title": self.schema_name,
@@ -125,7 +139,9 @@ class ActionType:
                     "type": "object",
                     "additionalProperties": False,
                     "required": [f.name for f in self.fields if f.required],
-                    "properties": {f.name: {**f.schema, "description": f.doc} for f in self.fields},
+                    "properties": {
+                        f.name: {**field_schema(f), "description": f.doc} for f in self.fields
+                    },
                 },
             },
         }
@@ -241,8 +257,21 @@ def _one_line(max_length: int) -> Check:
     return check
 
 
+# Whom send_email may address by role, under some trigger (``Trigger.recipients``).
+RECIPIENT_ROLES = frozenset({"learner", "inviter"})
+
+
+def _recipient_schema(roles: frozenset[str]) -> dict:
+    return {
+        "anyOf": [
+            {"type": "string", "enum": [role for role in ("learner", "inviter") if role in roles]},
+            {"type": "string", "format": "email"},
+        ]
+    }
+
+
 def _recipient(value, trigger):
-    roles = {"learner", "inviter"}
+    roles = RECIPIENT_ROLES
     if not isinstance(value, str) or not value:
         return f"Must be {_names(roles)} or an e-mail address."
     if value in roles:
@@ -343,12 +372,8 @@ ACTION_TYPES: dict[str, ActionType] = {
                     "to",
                     _recipient,
                     '"learner", "inviter" (only for invite.accepted) or an e-mail address',
-                    schema={
-                        "anyOf": [
-                            {"type": "string", "enum": ["learner", "inviter"]},
-                            {"type": "string", "format": "email"},
-                        ]
-                    },
+                    schema=_recipient_schema(RECIPIENT_ROLES),
+                    for_trigger=lambda trigger: _recipient_schema(trigger.recipients),
                 ),
                 InputField(
                     "subject",

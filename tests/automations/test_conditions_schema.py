@@ -48,9 +48,10 @@ def shapes(schema: dict, path: str, method: str) -> dict[str, dict]:
 
 
 def validator(schema: dict, component: str) -> Draft7Validator:
-    """The body's schema as JSON Schema, its references resolved in the whole document."""
+    """The body's schema as JSON Schema, its references resolved in the whole document, its
+    formats checked (an e-mail address has an "@")."""
     root = {"$ref": f"#/components/schemas/{component}", "components": schema["components"]}
-    return Draft7Validator(root)
+    return Draft7Validator(root, format_checker=Draft7Validator.FORMAT_CHECKER)
 
 
 @pytest.mark.parametrize(("path", "method", "component"), WRITES)
@@ -116,3 +117,41 @@ def test_a_body_the_schema_accepts_is_accepted_and_one_it_refuses_is_refused(
         else:
             refused = assert_error(answer, 400, "validation_error")
             assert set(refused["details"]) == {f"conditions.{key}" for key in set(keys) - taken}
+
+
+@pytest.mark.parametrize(("path", "method", "component"), WRITES)
+def test_each_triggers_send_email_addresses_only_the_roles_it_has(schema, path, method, component):
+    """``to`` by role: "inviter" only when an invite is accepted (``Trigger.recipients``)."""
+    found = {}
+    for name, shape in shapes(schema, path, method).items():
+        mapping = shape["properties"]["actions"]["items"]["discriminator"]["mapping"]
+        email = resolve(schema, {"$ref": mapping["send_email"]})
+        [roles] = [
+            choice["enum"]
+            for choice in email["properties"]["input"]["properties"]["to"]["anyOf"]
+            if "enum" in choice
+        ]
+        found[name] = set(roles)
+    assert found == {name: set(trigger.recipients) for name, trigger in TRIGGERS.items()}
+
+
+@pytest.mark.parametrize(("path", "method", "component"), WRITES)
+@pytest.mark.parametrize("trigger", list(TRIGGERS))
+@pytest.mark.parametrize("to", ["learner", "inviter"])
+def test_a_recipient_the_schema_accepts_is_accepted_and_one_it_refuses_is_refused(
+    api, owner, schema, path, method, component, trigger, to
+):
+    body = {
+        "name": f"To the {to}",
+        "trigger": trigger,
+        "actions": [{"type": "send_email", "input": {**welcome_email()["input"], "to": to}}],
+        "conditions": {},
+    }
+    valid = validator(schema, component).is_valid(body)
+    answer = send(api, owner, method, body)
+    assert valid == (to in TRIGGERS[trigger].recipients)
+    if valid:
+        assert answer.status_code == (201 if method == "post" else 200), answer.content
+    else:
+        refused = assert_error(answer, 400, "validation_error")
+        assert set(refused["details"]) == {"actions.0.input.to"}
