@@ -4,6 +4,7 @@ real HTTP to a production gunicorn."""
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,15 +14,18 @@ from django.db import connection
 from harness.servers import base_env, fetch, gunicorn_servers
 
 THREADS = 4
-APP = "lms-cut-connections"  # the server's connections name themselves (libpq's PGAPPNAME)
+# The server's connections name themselves (libpq's PGAPPNAME), each test's server its own
+# name: two of these tests may run at once (one per xdist worker), and one must never cut the
+# other's connections.
+APP = "lms-cut-connections"
 
 
-def _cut_the_servers_connections() -> int:
+def _cut_the_servers_connections(app: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE application_name = %s",
-            [APP],
+            [app],
         )
         return cursor.fetchone()[0]
 
@@ -44,13 +48,14 @@ def test_cut_connections_cost_one_503_each_then_the_server_answers(
     db = connection.settings_dict
     auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
     url = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    app = f"{APP}-{uuid.uuid4().hex[:8]}"
     env = base_env(
         DATABASE_URL=url,
         LMS_VAR_DIR=str(tmp_path),
         LMS_THREADS=str(THREADS),
         LMS_DB_POOL=pool,
         LMS_CONN_HEALTH_CHECKS=checks,
-        PGAPPNAME=APP,
+        PGAPPNAME=app,
     )
     headers = {"Authorization": f"Bearer {owner.token}"}
 
@@ -62,7 +67,7 @@ def test_cut_connections_cost_one_503_each_then_the_server_answers(
 
     with gunicorn_servers(env, count=1, workers=1) as (base,):
         assert set(ask(base, 4 * THREADS)) == {200}  # every thread has used its connection
-        assert _cut_the_servers_connections() >= 1
+        assert _cut_the_servers_connections(app) >= 1
         # Which of the server's threads takes a request is its own choice: a thread that
         # took none of a batch still holds its cut connection, so batches go on (a few at
         # most) until one is all 200; over all of them, each connection cost one 503 at most.
