@@ -12,8 +12,9 @@ Role = Membership.Role
 
 # Tests that start a process (a server, a worker, a browser, a throwaway PostgreSQL, a
 # command) or serve on a live socket are marked ``processes``: `make quick` leaves them out,
-# and under pytest-xdist they all run on one worker, one after another (the group below), so
-# no two of them compete for ports, Redis databases, clusters or the machine's two cores.
+# and under pytest-xdist they are one group (below), meant to run on one worker in turn; with
+# pytest 9 and pytest-xdist 3.8 the group is spread over the workers all the same (README), so
+# each such test keeps its ports, Redis databases, clusters and connection names its own.
 PROCESSES = "processes"
 _running: list[pytest.Item] = []  # the test being run, for the guard on subprocess.Popen
 
