@@ -51,11 +51,7 @@ def actions_schema(auto_schema, trigger: Trigger | None = None) -> dict:
         schema["properties"]["type"] = _component(
             auto_schema, f"{action.schema_name}TypeEnum", schema["properties"]["type"]
         )
-        component = ResolvedComponent(
-            name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema
-        )
-        auto_schema.registry.register_on_missing(component)
-        mapping[action.name] = component.ref["$ref"]
+        mapping[action.name] = _component(auto_schema, name, schema)["$ref"]
     return {
         "type": "array",
         "minItems": 1,
@@ -109,11 +105,7 @@ class AutomationWriteExtension(OpenApiSerializerExtension):
                 **actions_schema(auto_schema, trigger),
                 "description": fields["actions"].get("description", ""),
             }
-            component = ResolvedComponent(
-                name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema
-            )
-            auto_schema.registry.register_on_missing(component)
-            mapping[trigger.name] = component.ref["$ref"]
+            mapping[trigger.name] = _component(auto_schema, name, schema)["$ref"]
         variants = [{"$ref": ref} for ref in mapping.values()]
         if patched:
             # ``trigger`` is optional, so no discriminator: a body without it meets every
